@@ -1,0 +1,56 @@
+# Paddock — build and test.
+#
+#   make run    run the server on its defaults (127.0.0.1:2181, ./paddock-data)
+#   make test   install what the tests need (if missing) and run every test
+
+GO       ?= go
+APT_PKGS := zookeeper zookeeper-bin python3-kazoo python3-pytest
+BIN      := bin/paddock
+
+.PHONY: all build run test deps test-go fuzz vet clean bench
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/paddock
+
+run: build
+	./$(BIN) server
+
+# deps installs the Debian packages the compatibility tests run against
+# (Apache ZooKeeper 3.8, its C client tools, kazoo and pytest) when missing.
+deps:
+	@missing=""; for p in $(APT_PKGS); do \
+		dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+		$$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q $$missing; \
+	fi
+	$(GO) mod download
+
+vet:
+	$(GO) vet ./...
+
+# Every test, the real-client and differential tests included, then a short
+# run of each fuzz target.
+test: deps vet test-go fuzz
+
+test-go:
+	$(GO) test -count=1 -timeout 30m ./...
+
+FUZZTIME ?= 10s
+fuzz:
+	@for pkg in $$($(GO) list ./internal/...); do \
+		for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+			echo "fuzz $$pkg $$f"; \
+			$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+		done; \
+	done
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/...
+
+clean:
+	rm -rf bin

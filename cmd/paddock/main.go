@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitFailure = 1 // the server failed
+	exitUsage   = 2 // bad flags, arguments or configuration
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop() // restore default handling: a second signal kills the process
+	}()
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// exitError carries the process exit code of a failed command.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// run executes the command line args and returns the exit code. Cancelling
+// ctx asks a running server to shut down.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := newRootCmd()
+	root.SetArgs(goStyleArgs(root, args))
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "paddock: %v\n", err)
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	// Errors cobra raises itself: unknown commands, flags, arguments.
+	fmt.Fprintln(stderr, "Run 'paddock --help' for usage.")
+	return exitUsage
+}
+
+// newRootCmd builds the command tree.
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "paddock",
+		Short:         "A ZooKeeper-compatible coordination service",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newServerCmd(), newVersionCmd())
+	return root
+}

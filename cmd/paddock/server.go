@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/paddockhq/paddock/internal/config"
+	"github.com/paddockhq/paddock/internal/server"
+)
+
+// serverFlags are the flags of "paddock server".
+type serverFlags struct {
+	configPath string
+	port       int
+	address    string
+	dataDir    string
+	logFormat  string
+	logLevel   string
+}
+
+func newServerCmd() *cobra.Command {
+	var f serverFlags
+	cmd := &cobra.Command{
+		Use:   "server",
+		Short: "Run a Paddock server until SIGINT or SIGTERM",
+		Long: "Run a Paddock server. Settings come from Paddock's defaults, then the zoo.cfg\n" +
+			"given with --config, then the flags, later ones winning.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runServer(cmd.Context(), cmd.ErrOrStderr(), f.configPath, f.overrides(cmd))
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.configPath, "config", "", "zoo.cfg to read (default: none, Paddock's defaults)")
+	fl.IntVar(&f.port, "port", 2181, "client port (zoo.cfg clientPort); 0 picks a free port")
+	fl.StringVar(&f.address, "address", "127.0.0.1", `client listen address (zoo.cfg clientPortAddress); "" for all interfaces`)
+	fl.StringVar(&f.dataDir, "data-dir", "./paddock-data", "data directory (zoo.cfg dataDir)")
+	fl.StringVar(&f.logFormat, "log-format", config.LogFormatText, "log format: text or json (zoo.cfg paddock.log.format)")
+	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error (zoo.cfg paddock.log.level)")
+	return cmd
+}
+
+// overrides turns the flags the user set into zoo.cfg settings, so they are
+// parsed and checked like file values and win over them.
+func (f *serverFlags) overrides(cmd *cobra.Command) []config.Setting {
+	var out []config.Setting
+	add := func(flag, key, value string) {
+		if cmd.Flags().Changed(flag) {
+			out = append(out, config.Setting{Key: key, Value: value, Source: "flag --" + flag})
+		}
+	}
+	add("port", "clientPort", strconv.Itoa(f.port))
+	add("address", "clientPortAddress", f.address)
+	add("data-dir", "dataDir", f.dataDir)
+	add("log-format", "paddock.log.format", f.logFormat)
+	add("log-level", "paddock.log.level", f.logLevel)
+	return out
+}
+
+// runServer loads the configuration, runs the server until ctx is done and
+// closes it. Errors carry their exit code.
+func runServer(ctx context.Context, stderr io.Writer, configPath string, overrides []config.Setting) error {
+	cfg, warnings, err := config.Load(configPath, overrides...)
+	if err != nil {
+		return &exitError{exitUsage, err}
+	}
+	logger := newLogger(stderr, cfg)
+	for _, w := range warnings {
+		logger.Warn("config warning", "detail", w)
+	}
+	for _, k := range cfg.IgnoredKeys {
+		logger.Debug("config key ignored by Paddock", "key", k)
+	}
+
+	srv, err := server.New(cfg, logger)
+	if err != nil {
+		return &exitError{exitFailure, fmt.Errorf("creating server: %w", err)}
+	}
+	if err := srv.Start(); err != nil {
+		return &exitError{exitFailure, errors.Join(fmt.Errorf("starting server: %w", err), srv.Close())}
+	}
+	addr := "unknown"
+	if a := srv.Addr(); a != nil {
+		addr = a.String()
+	}
+	logger.Info("paddock serving", "addr", addr, "dataDir", cfg.DataDir,
+		"dataLogDir", cfg.DataLogDir, "serverID", cfg.ServerID, "standalone", cfg.Standalone())
+
+	<-ctx.Done()
+	logger.Info("shutting down", "cause", context.Cause(ctx))
+	if err := srv.Close(); err != nil {
+		return &exitError{exitFailure, fmt.Errorf("closing server: %w", err)}
+	}
+	logger.Info("stopped")
+	return nil
+}
+
+// newLogger builds the process logger on w from the configured format and
+// level.
+func newLogger(w io.Writer, cfg *config.Config) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
+	if cfg.LogFormat == config.LogFormatJSON {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}

@@ -1,0 +1,3 @@
+// Package archtest holds tests of the code's shape: which packages may import
+// which. It has no code of its own.
+package archtest

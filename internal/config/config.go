@@ -1,0 +1,358 @@
+package config
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Log formats accepted by paddock.log.format.
+const (
+	LogFormatText = "text"
+	LogFormatJSON = "json"
+)
+
+const (
+	maxServerID = 255
+	// maxExtendedServerID is the largest server id when extended types (TTL
+	// nodes) are enabled: their ephemeralOwner uses the top byte 0xFF.
+	maxExtendedServerID = 254
+	minSnapRetainCount  = 3
+	minSnapCount        = 2
+)
+
+// Config is a Paddock server's configuration. Durations given in zoo.cfg in
+// milliseconds (or hours, for autopurge.purgeInterval) are converted to
+// time.Duration. The zoo.cfg key of each field is named in its comment.
+type Config struct {
+	// TickTime is ZooKeeper's base time unit (tickTime, ms). Default 2000 ms.
+	TickTime time.Duration
+	// InitLimit and SyncLimit are in ticks (initLimit, syncLimit): how long a
+	// follower may take to connect and sync, and how far it may lag. Kept
+	// for the ensemble. Defaults 10 and 5, the sample values.
+	InitLimit int
+	SyncLimit int
+
+	// DataDir holds snapshots and the myid file (dataDir). Default
+	// "./paddock-data".
+	DataDir string
+	// DataLogDir holds the transaction log (dataLogDir). Defaults to DataDir.
+	DataLogDir string
+
+	// ClientPort is the client listener's port (clientPort). Default 2181;
+	// 0 picks a free port.
+	ClientPort int
+	// ClientPortAddress is the client listener's host (clientPortAddress);
+	// "" means all interfaces. Default "127.0.0.1" without a zoo.cfg; a
+	// zoo.cfg that sets clientPort but not clientPortAddress gets "", as in
+	// ZooKeeper.
+	ClientPortAddress string
+
+	// MinSessionTimeout and MaxSessionTimeout bound the session timeout a
+	// client may negotiate (minSessionTimeout, maxSessionTimeout, ms). When
+	// unset (or -1) in zoo.cfg they are 2 and 20 ticks. Parse derives them;
+	// code that changes TickTime on a Config must set them too.
+	MinSessionTimeout time.Duration
+	MaxSessionTimeout time.Duration
+
+	// MaxClientCnxns limits concurrent connections per client IP
+	// (maxClientCnxns). Default 60; 0 means unlimited.
+	MaxClientCnxns int
+	// GlobalOutstandingLimit is the number of queued requests above which the
+	// server stops reading from clients (globalOutstandingLimit). Default 1000.
+	GlobalOutstandingLimit int
+	// SnapCount is the number of transactions between snapshots (snapCount).
+	// Default 100000; values below 2 become 2, as in ZooKeeper.
+	SnapCount int
+	// AutopurgeSnapRetainCount is how many snapshots autopurge keeps
+	// (autopurge.snapRetainCount). Default 3; values below 3 become 3, as in
+	// ZooKeeper.
+	AutopurgeSnapRetainCount int
+	// AutopurgePurgeInterval is how often autopurge runs
+	// (autopurge.purgeInterval, hours). Default 0: never.
+	AutopurgePurgeInterval time.Duration
+
+	// FourLetterWords are the four-letter words the server answers
+	// (4lw.commands.whitelist). Default: srvr only.
+	FourLetterWords Whitelist
+	// JuteMaxBuffer is the largest packet and znode data size, in bytes
+	// (jute.maxbuffer). Default 0xfffff (1048575).
+	JuteMaxBuffer int
+	// ExtendedTypesEnabled enables TTL nodes (extendedTypesEnabled). Default
+	// false.
+	ExtendedTypesEnabled bool
+	// SuperDigest is "user:base64(sha1(user:password))"; a client
+	// authenticated as that digest user bypasses ACLs
+	// (DigestAuthenticationProvider.superDigest). Default "": no super user.
+	SuperDigest string
+
+	// ContainerCheckInterval is how often empty containers and expired TTL
+	// nodes are reaped (znode.container.checkIntervalMs). Default 60 s.
+	ContainerCheckInterval time.Duration
+	// ContainerMaxPerMinute bounds reaper deletions per minute
+	// (znode.container.maxPerMinute). Default 10000.
+	ContainerMaxPerMinute int
+
+	// ServerID is this server's id, read from DataDir/myid by Load when that
+	// file exists. Default 1.
+	ServerID int64
+	// Servers are the server.N lines, sorted by id. With zero or one of them
+	// the server is standalone.
+	Servers []Server
+
+	// HandshakeTimeout is how long a new connection may take to send its
+	// ConnectRequest or four-letter word before it is closed
+	// (paddock.handshake.timeoutMs). Default 10 s, independent of TickTime:
+	// no ZooKeeper key governs this.
+	HandshakeTimeout time.Duration
+	// LogFormat is LogFormatText or LogFormatJSON (paddock.log.format).
+	// Default text.
+	LogFormat string
+	// LogLevel is the minimum level logged (paddock.log.level: debug, info,
+	// warn or error). Default info.
+	LogLevel slog.Level
+
+	// IgnoredKeys lists the known ZooKeeper keys present in zoo.cfg that
+	// Paddock does not use (tuning knobs, JVM and metrics settings), sorted,
+	// so a caller may log them at debug level.
+	IgnoredKeys []string
+}
+
+// Default returns Paddock's defaults: a standalone server on
+// 127.0.0.1:2181 storing its data in ./paddock-data.
+func Default() *Config {
+	const tick = 2000 * time.Millisecond
+	return &Config{
+		TickTime:                 tick,
+		InitLimit:                10,
+		SyncLimit:                5,
+		DataDir:                  "./paddock-data",
+		DataLogDir:               "./paddock-data",
+		ClientPort:               2181,
+		ClientPortAddress:        "127.0.0.1",
+		MinSessionTimeout:        2 * tick,
+		MaxSessionTimeout:        20 * tick,
+		MaxClientCnxns:           60,
+		GlobalOutstandingLimit:   1000,
+		SnapCount:                100000,
+		AutopurgeSnapRetainCount: minSnapRetainCount,
+		JuteMaxBuffer:            0xfffff,
+		ContainerCheckInterval:   60 * time.Second,
+		ContainerMaxPerMinute:    10000,
+		ServerID:                 1,
+		HandshakeTimeout:         10 * time.Second,
+		LogFormat:                LogFormatText,
+		LogLevel:                 slog.LevelInfo,
+	}
+}
+
+// Standalone reports whether the configuration describes a single server:
+// zero or one server.N lines.
+func (c *Config) Standalone() bool { return len(c.Servers) <= 1 }
+
+// ClientAddr returns the client listener's address in net.Listen form,
+// e.g. "127.0.0.1:2181" or ":2181" for all interfaces.
+func (c *Config) ClientAddr() string {
+	return net.JoinHostPort(c.ClientPortAddress, strconv.Itoa(c.ClientPort))
+}
+
+// KeyError reports a bad value for one configuration key.
+type KeyError struct {
+	Key    string // zoo.cfg key, e.g. "tickTime"
+	Value  string // the offending value as written, or the field's value
+	Where  string // "zoo.cfg:3", "line 3", "flag --port", or "" from Validate
+	Reason string // e.g. "is not an integer"
+}
+
+// Error formats e as `config: [where: ]key: "value" reason`.
+func (e *KeyError) Error() string {
+	var b strings.Builder
+	b.WriteString("config: ")
+	if e.Where != "" {
+		b.WriteString(e.Where)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Key)
+	b.WriteString(": ")
+	if e.Value != "" {
+		b.WriteString(strconv.Quote(e.Value))
+		b.WriteByte(' ')
+	}
+	b.WriteString(e.Reason)
+	return b.String()
+}
+
+func rangeError(key string, value any, reason string) *KeyError {
+	return &KeyError{Key: key, Value: fmt.Sprint(value), Reason: reason}
+}
+
+func ms(d time.Duration) int64 { return d.Milliseconds() }
+
+// Validate checks every field's range and the relations between fields. The
+// error joins one *KeyError per problem, each naming the zoo.cfg key.
+func (c *Config) Validate() error {
+	var errs []error
+	add := func(key string, value any, reason string) {
+		errs = append(errs, rangeError(key, value, reason))
+	}
+	if c.TickTime < time.Millisecond {
+		add("tickTime", ms(c.TickTime), "must be at least 1 ms")
+	}
+	if c.InitLimit < 0 {
+		add("initLimit", c.InitLimit, "must not be negative")
+	}
+	if c.SyncLimit < 0 {
+		add("syncLimit", c.SyncLimit, "must not be negative")
+	}
+	if !c.Standalone() {
+		if c.InitLimit == 0 {
+			add("initLimit", 0, "must be positive for an ensemble")
+		}
+		if c.SyncLimit == 0 {
+			add("syncLimit", 0, "must be positive for an ensemble")
+		}
+	}
+	if strings.TrimSpace(c.DataDir) == "" {
+		add("dataDir", c.DataDir, "must not be empty")
+	}
+	if strings.TrimSpace(c.DataLogDir) == "" {
+		add("dataLogDir", c.DataLogDir, "must not be empty")
+	}
+	if !validPort(c.ClientPort, true) {
+		add("clientPort", c.ClientPort, "must be in [0, 65535]")
+	}
+	if c.ClientPortAddress != "" && !validHost(c.ClientPortAddress) {
+		add("clientPortAddress", c.ClientPortAddress, "is not a host name or IP address")
+	}
+	switch {
+	case c.MinSessionTimeout <= 0:
+		add("minSessionTimeout", ms(c.MinSessionTimeout), "must be positive")
+	case c.MaxSessionTimeout <= 0:
+		add("maxSessionTimeout", ms(c.MaxSessionTimeout), "must be positive")
+	case c.MinSessionTimeout > c.MaxSessionTimeout:
+		add("minSessionTimeout", ms(c.MinSessionTimeout),
+			fmt.Sprintf("is larger than maxSessionTimeout %d", ms(c.MaxSessionTimeout)))
+	}
+	if c.MaxClientCnxns < 0 {
+		add("maxClientCnxns", c.MaxClientCnxns, "must not be negative (0 means unlimited)")
+	}
+	if c.GlobalOutstandingLimit < 1 {
+		add("globalOutstandingLimit", c.GlobalOutstandingLimit, "must be positive")
+	}
+	if c.SnapCount < minSnapCount {
+		add("snapCount", c.SnapCount, "must be at least 2")
+	}
+	if c.AutopurgeSnapRetainCount < minSnapRetainCount {
+		add("autopurge.snapRetainCount", c.AutopurgeSnapRetainCount, "must be at least 3")
+	}
+	if c.AutopurgePurgeInterval < 0 {
+		add("autopurge.purgeInterval", int64(c.AutopurgePurgeInterval/time.Hour), "must not be negative (0 disables it)")
+	}
+	if c.JuteMaxBuffer < 1 {
+		add("jute.maxbuffer", c.JuteMaxBuffer, "must be positive")
+	}
+	if c.SuperDigest != "" {
+		if err := checkSuperDigest(c.SuperDigest); err != nil {
+			add("DigestAuthenticationProvider.superDigest", c.SuperDigest, err.Error())
+		}
+	}
+	if c.ContainerCheckInterval < time.Millisecond {
+		add("znode.container.checkIntervalMs", ms(c.ContainerCheckInterval), "must be at least 1 ms")
+	}
+	if c.ContainerMaxPerMinute < 1 {
+		add("znode.container.maxPerMinute", c.ContainerMaxPerMinute, "must be positive")
+	}
+	errs = append(errs, c.validateIDs()...)
+	if c.HandshakeTimeout < time.Millisecond {
+		add("paddock.handshake.timeoutMs", ms(c.HandshakeTimeout), "must be at least 1 ms")
+	}
+	if c.LogFormat != LogFormatText && c.LogFormat != LogFormatJSON {
+		add("paddock.log.format", c.LogFormat, "is neither text nor json")
+	}
+	if _, ok := levelName(c.LogLevel); !ok {
+		add("paddock.log.level", c.LogLevel, "is not one of debug, info, warn, error")
+	}
+	return errors.Join(errs...)
+}
+
+// validateIDs checks ServerID and the server.N lines.
+func (c *Config) validateIDs() []error {
+	var errs []error
+	maxID := int64(maxServerID)
+	if c.ExtendedTypesEnabled {
+		maxID = maxExtendedServerID
+	}
+	if c.ServerID < 1 || c.ServerID > maxID {
+		errs = append(errs, rangeError("myid", c.ServerID, fmt.Sprintf("must be in [1, %d]", maxID)))
+	}
+	seen := make(map[int64]bool, len(c.Servers))
+	for _, s := range c.Servers {
+		if err := s.validate(); err != nil {
+			errs = append(errs, err)
+		}
+		if seen[s.ID] {
+			errs = append(errs, rangeError("server."+strconv.FormatInt(s.ID, 10), s.ID, "is listed twice"))
+		}
+		seen[s.ID] = true
+	}
+	if !c.Standalone() && !seen[c.ServerID] {
+		errs = append(errs, rangeError("myid", c.ServerID, "is not one of the server.N lines"))
+	}
+	return errs
+}
+
+// checkSuperDigest checks the "user:base64(sha1)" form.
+func checkSuperDigest(s string) error {
+	user, digest, ok := strings.Cut(s, ":")
+	if !ok || user == "" {
+		return errors.New("is not user:base64digest")
+	}
+	raw, err := base64.StdEncoding.DecodeString(digest)
+	if err != nil || len(raw) != 20 {
+		return errors.New("does not end in a base64 SHA-1 digest (28 characters)")
+	}
+	return nil
+}
+
+// validHost reports whether s is an IP literal (without brackets) or a
+// syntactically valid host name.
+func validHost(s string) bool {
+	if net.ParseIP(s) != nil {
+		return true
+	}
+	if len(s) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(s, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for i := 0; i < len(label); i++ {
+			ch := label[i]
+			if !(ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || ch == '-' || ch == '_') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// levelName maps the four accepted levels to their zoo.cfg spelling.
+func levelName(l slog.Level) (string, bool) {
+	switch l {
+	case slog.LevelDebug:
+		return "debug", true
+	case slog.LevelInfo:
+		return "info", true
+	case slog.LevelWarn:
+		return "warn", true
+	case slog.LevelError:
+		return "error", true
+	}
+	return "", false
+}

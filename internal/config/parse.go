@@ -1,0 +1,343 @@
+package config
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Setting is one key=value pair in zoo.cfg's key space. Overrides passed to
+// Parse and Load are Settings, so a command-line flag is parsed and checked
+// exactly like the zoo.cfg line it stands for.
+type Setting struct {
+	Key   string // a zoo.cfg key, e.g. "clientPort"
+	Value string
+	// Source names where the setting came from in error messages and
+	// warnings, e.g. "flag --port". Empty means "override".
+	Source string
+}
+
+// Parse reads a zoo.cfg from r, applies the overrides after it, derives the
+// unset values and validates the result. It does not touch the file system:
+// ServerID stays 1 because the myid file is not read (Load reads it).
+// Warnings name unknown and unsupported keys; they are never fatal. Errors
+// from a bad value are *KeyError (several joined when Validate finds more
+// than one problem).
+func Parse(r io.Reader, overrides ...Setting) (*Config, []string, error) {
+	b := newBuilder("")
+	if err := b.readFile(r); err != nil {
+		return nil, b.warnings, err
+	}
+	cfg, err := b.finish(overrides)
+	if err != nil {
+		return nil, b.warnings, err
+	}
+	b.adoptServerClientAddr()
+	if err := cfg.Validate(); err != nil {
+		return nil, b.warnings, err
+	}
+	return cfg, b.warnings, nil
+}
+
+// Load reads the zoo.cfg at path (none when path is ""), applies the
+// overrides, reads ServerID from the myid file in DataDir when it exists, and
+// validates the result. Messages name path and the line. An unreadable or
+// malformed myid is an error for an ensemble and a warning for a standalone
+// server, which keeps ServerID 1 (ZooKeeper does not read myid then).
+func Load(path string, overrides ...Setting) (*Config, []string, error) {
+	b := newBuilder(path)
+	if path != "" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, nil, fmt.Errorf("config: %w", err)
+		}
+		err = b.readFile(f)
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("config: closing %s: %w", path, cerr)
+		}
+		if err != nil {
+			return nil, b.warnings, err
+		}
+	}
+	cfg, err := b.finish(overrides)
+	if err != nil {
+		return nil, b.warnings, err
+	}
+	if err := readMyID(cfg); err != nil {
+		if !cfg.Standalone() {
+			return nil, b.warnings, err
+		}
+		// ZooKeeper never reads myid in standalone mode; Debian even ships a
+		// placeholder one.
+		b.warnings = append(b.warnings, strings.TrimPrefix(err.Error(), "config: ")+"; standalone, so using server id 1")
+	}
+	b.adoptServerClientAddr()
+	if err := cfg.Validate(); err != nil {
+		return nil, b.warnings, err
+	}
+	return cfg, b.warnings, nil
+}
+
+// maxMyIDSize bounds the myid file; it holds one small number.
+const maxMyIDSize = 1024
+
+// readMyID sets cfg.ServerID from DataDir/myid when that file exists.
+func readMyID(cfg *Config) error {
+	path := filepath.Join(cfg.DataDir, "myid")
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("config: myid: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxMyIDSize))
+	if err != nil {
+		return fmt.Errorf("config: myid: reading %s: %w", path, err)
+	}
+	text := strings.TrimSpace(string(data))
+	id, err := strconv.ParseInt(text, 10, 64)
+	if err != nil {
+		return &KeyError{Key: "myid", Value: text, Where: path, Reason: "is not a number"}
+	}
+	cfg.ServerID = id
+	return nil
+}
+
+// builder accumulates one configuration from a file and overrides.
+type builder struct {
+	cfg      *Config
+	name     string // file name for messages, "" when reading a bare reader
+	warnings []string
+	ignored  map[string]bool
+	seen     map[string]string // canonical key -> where it was last set
+	servers  map[string]Server // by key, so a repeated key replaces its line
+
+	minSessionSet, maxSessionSet bool
+	dataLogDirSet                bool
+	fileClientPort, fileAddress  bool // set by the file
+	clientPortSet, addressSet    bool // set by the file or an override
+}
+
+func newBuilder(name string) *builder {
+	return &builder{
+		cfg:     Default(),
+		name:    name,
+		ignored: make(map[string]bool),
+		seen:    make(map[string]string),
+		servers: make(map[string]Server),
+	}
+}
+
+func (b *builder) where(line int) string {
+	if b.name == "" {
+		return "line " + strconv.Itoa(line)
+	}
+	return b.name + ":" + strconv.Itoa(line)
+}
+
+func (b *builder) warnf(where, format string, args ...any) {
+	b.warnings = append(b.warnings, where+": "+fmt.Sprintf(format, args...))
+}
+
+// readFile applies every property of a zoo.cfg, then ZooKeeper's rule that
+// a clientPort without clientPortAddress listens on all interfaces.
+func (b *builder) readFile(r io.Reader) error {
+	props, err := readProperties(r)
+	if err != nil {
+		name := b.name
+		if name == "" {
+			name = "zoo.cfg"
+		}
+		return fmt.Errorf("config: %s: %w", name, err)
+	}
+	for _, p := range props {
+		if err := b.apply(p.key, p.value, b.where(p.line), true); err != nil {
+			return err
+		}
+	}
+	if b.fileClientPort && !b.fileAddress {
+		b.cfg.ClientPortAddress = ""
+	}
+	return nil
+}
+
+// finish applies the overrides and derives the values left unset.
+func (b *builder) finish(overrides []Setting) (*Config, error) {
+	for _, s := range overrides {
+		where := s.Source
+		if where == "" {
+			where = "override"
+		}
+		if err := b.apply(s.Key, s.Value, where, false); err != nil {
+			return nil, err
+		}
+	}
+	c := b.cfg
+	if !b.minSessionSet {
+		c.MinSessionTimeout = 2 * c.TickTime
+	}
+	if !b.maxSessionSet {
+		c.MaxSessionTimeout = 20 * c.TickTime
+	}
+	if !b.dataLogDirSet {
+		c.DataLogDir = c.DataDir
+	}
+	c.Servers = c.Servers[:0]
+	for _, s := range b.servers {
+		c.Servers = append(c.Servers, s)
+	}
+	slices.SortFunc(c.Servers, func(x, y Server) int { return cmp.Compare(x.ID, y.ID) })
+	if len(c.Servers) == 0 {
+		c.Servers = nil
+	}
+	for k := range b.ignored {
+		c.IgnoredKeys = append(c.IgnoredKeys, k)
+	}
+	slices.Sort(c.IgnoredKeys)
+	return c, nil
+}
+
+// adoptServerClientAddr applies ZooKeeper's dynamic-config rule: when the
+// file sets neither clientPort nor clientPortAddress, this server's server.N
+// line may give the client address ("...;[host:]port"; host 0.0.0.0 when
+// only a port is written); an override still wins for the part it sets. The
+// official Docker image writes such files.
+func (b *builder) adoptServerClientAddr() {
+	c := b.cfg
+	if b.fileClientPort || b.fileAddress {
+		return
+	}
+	for _, s := range c.Servers {
+		if s.ID != c.ServerID || s.ClientPort == 0 {
+			continue
+		}
+		if !b.clientPortSet {
+			c.ClientPort = s.ClientPort
+		}
+		if !b.addressSet {
+			c.ClientPortAddress = s.ClientHost
+		}
+	}
+}
+
+// apply sets one key. It returns a *KeyError for a malformed value and
+// records a warning for an unknown or unsupported key.
+func (b *builder) apply(rawKey, rawValue, where string, fromFile bool) error {
+	key := strings.TrimSpace(rawKey)
+	value := strings.TrimSpace(rawValue)
+	canon := canonicalKey(key)
+	if prev, ok := b.seen[canon]; ok && fromFile {
+		b.warnf(where, "%s is set again; the value from %s is replaced", key, prev)
+	}
+	if fromFile {
+		b.seen[canon] = where
+	}
+	handled, err := b.set(canon, value, where, fromFile)
+	if err != nil {
+		return &KeyError{Key: key, Value: value, Where: where, Reason: err.Error()}
+	}
+	if handled {
+		return nil
+	}
+	switch classify(key) {
+	case keyIgnored:
+		b.ignored[key] = true
+	case keyUnsupported:
+		b.warnf(where, "%s is not supported by Paddock; ignored", key)
+	default:
+		b.warnf(where, "unknown key %q ignored", key)
+	}
+	return nil
+}
+
+// set applies a handled key. It reports false for keys it does not handle.
+// Errors carry only the reason; apply adds key, value and place.
+func (b *builder) set(key, value, where string, fromFile bool) (bool, error) {
+	c := b.cfg
+	var err error
+	switch key {
+	case "tickTime":
+		c.TickTime, err = parseMillis(value)
+	case "initLimit":
+		c.InitLimit, err = parseInt32(value)
+	case "syncLimit":
+		c.SyncLimit, err = parseInt32(value)
+	case "dataDir":
+		c.DataDir = value
+	case "dataLogDir":
+		c.DataLogDir, b.dataLogDirSet = value, true
+	case "clientPort":
+		c.ClientPort, err = parseInt32(value)
+		b.fileClientPort = b.fileClientPort || fromFile
+		b.clientPortSet = true
+	case "clientPortAddress":
+		c.ClientPortAddress = strings.TrimSuffix(strings.TrimPrefix(value, "["), "]")
+		b.fileAddress = b.fileAddress || fromFile
+		b.addressSet = true
+	case "minSessionTimeout":
+		c.MinSessionTimeout, b.minSessionSet, err = parseTimeoutBound(value)
+	case "maxSessionTimeout":
+		c.MaxSessionTimeout, b.maxSessionSet, err = parseTimeoutBound(value)
+	case "maxClientCnxns":
+		c.MaxClientCnxns, err = parseInt32(value)
+	case "globalOutstandingLimit":
+		c.GlobalOutstandingLimit, err = parseInt32(value)
+	case "snapCount":
+		c.SnapCount, err = parseInt32(value)
+		if err == nil && c.SnapCount < minSnapCount {
+			b.warnf(where, "snapCount %d is below %d; using %d", c.SnapCount, minSnapCount, minSnapCount)
+			c.SnapCount = minSnapCount
+		}
+	case "autopurge.snapRetainCount":
+		c.AutopurgeSnapRetainCount, err = parseInt32(value)
+		if err == nil && c.AutopurgeSnapRetainCount < minSnapRetainCount {
+			b.warnf(where, "autopurge.snapRetainCount %d is below %d; using %d",
+				c.AutopurgeSnapRetainCount, minSnapRetainCount, minSnapRetainCount)
+			c.AutopurgeSnapRetainCount = minSnapRetainCount
+		}
+	case "autopurge.purgeInterval":
+		c.AutopurgePurgeInterval, err = parseHours(value)
+	case "4lw.commands.whitelist":
+		c.FourLetterWords = ParseWhitelist(value)
+	case "jute.maxbuffer":
+		c.JuteMaxBuffer, err = parseInt32HexOK(value)
+	case "extendedTypesEnabled":
+		c.ExtendedTypesEnabled, err = parseBool(value)
+	case "DigestAuthenticationProvider.superDigest":
+		c.SuperDigest = value
+		if value != "" {
+			err = checkSuperDigest(value)
+		}
+	case "znode.container.checkIntervalMs":
+		c.ContainerCheckInterval, err = parseMillis(value)
+	case "znode.container.maxPerMinute":
+		c.ContainerMaxPerMinute, err = parseInt32(value)
+	case "paddock.handshake.timeoutMs":
+		c.HandshakeTimeout, err = parseMillis(value)
+	case "paddock.log.format":
+		c.LogFormat, err = parseLogFormat(value)
+	case "paddock.log.level":
+		c.LogLevel, err = parseLogLevel(value)
+	default:
+		if !strings.HasPrefix(key, "server.") {
+			return false, nil
+		}
+		var id int64
+		if id, err = parseServerID(key); err == nil {
+			var srv Server
+			if srv, err = parseServer(id, value); err == nil {
+				b.servers[key] = srv
+			}
+		}
+	}
+	return true, err
+}

@@ -1,0 +1,146 @@
+package fsm
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/paddockhq/paddock/internal/proto"
+)
+
+// EntryFormat is the version of the log entry encoding, the first byte of
+// every entry. Bump it, and keep decoding the old one, when the layout changes.
+//
+//	1: initial layout (this file).
+const EntryFormat = 1
+
+// maxOps bounds the op count a decoder will accept in one entry.
+const maxOps = 1 << 20
+
+// Encode appends the binary form of e to b. Layout (jute primitives):
+//
+//	byte format, byte type, long reqID, long time, long session, then
+//	createSession: int timeout, buffer passwd
+//	closeSession:  nothing
+//	txn:           vector<Id> auth, boolean multi, int n, n ops
+//	op:            int opcode, ustring path, then by opcode:
+//	               create/create2/createContainer: buffer data, vector<ACL>, int flags
+//	               createTTL: the same plus long ttl
+//	               delete/check: int version
+//	               setData: buffer data, int version
+//	               setACL: vector<ACL>, int version
+//	               deleteContainer: nothing
+func (e *Entry) Encode(b []byte) []byte {
+	b = append(b, EntryFormat, byte(e.Type))
+	b = proto.AppendInt64(b, int64(e.ReqID))
+	b = proto.AppendInt64(b, e.Time)
+	b = proto.AppendInt64(b, e.Session)
+	switch e.Type {
+	case EntryCreateSession:
+		b = proto.AppendInt32(b, e.Timeout)
+		b = proto.AppendBuffer(b, e.Passwd)
+	case EntryTxn:
+		b = proto.AppendVectorLen(b, len(e.Auth), false)
+		for i := range e.Auth {
+			b = e.Auth[i].Append(b)
+		}
+		b = proto.AppendBool(b, e.Multi)
+		b = proto.AppendInt32(b, int32(len(e.Ops)))
+		for i := range e.Ops {
+			b = e.Ops[i].encode(b)
+		}
+	}
+	return b
+}
+
+func (op *Op) encode(b []byte) []byte {
+	b = proto.AppendInt32(b, int32(op.Op))
+	b = proto.AppendString(b, op.Path)
+	switch op.Op {
+	case proto.OpCreate, proto.OpCreate2, proto.OpCreateContainer, proto.OpCreateTTL:
+		b = proto.AppendBuffer(b, op.Data)
+		b = proto.AppendACLs(b, op.ACL)
+		b = proto.AppendInt32(b, op.Flags)
+		if op.Op == proto.OpCreateTTL {
+			b = proto.AppendInt64(b, op.TTL)
+		}
+	case proto.OpDelete, proto.OpCheck:
+		b = proto.AppendInt32(b, op.Version)
+	case proto.OpSetData:
+		b = proto.AppendBuffer(b, op.Data)
+		b = proto.AppendInt32(b, op.Version)
+	case proto.OpSetACL:
+		b = proto.AppendACLs(b, op.ACL)
+		b = proto.AppendInt32(b, op.Version)
+	}
+	return b
+}
+
+var errEntry = errors.New("fsm: bad log entry")
+
+// DecodeEntry parses an entry written by Encode.
+func DecodeEntry(data []byte) (*Entry, error) {
+	if len(data) < 2 {
+		return nil, fmt.Errorf("%w: %d bytes", errEntry, len(data))
+	}
+	if data[0] != EntryFormat {
+		return nil, fmt.Errorf("%w: format %d, want %d", errEntry, data[0], EntryFormat)
+	}
+	e := &Entry{Type: EntryType(data[1])}
+	d := proto.NewDecoder(data[2:])
+	e.ReqID = uint64(d.Int64())
+	e.Time = d.Int64()
+	e.Session = d.Int64()
+	switch e.Type {
+	case EntryCreateSession:
+		e.Timeout = d.Int32()
+		e.Passwd = d.Buffer()
+	case EntryCloseSession:
+	case EntryTxn:
+		n := d.VectorLen(4)
+		for i := 0; i < n && d.Err() == nil; i++ {
+			var id proto.ID
+			id.Decode(d)
+			e.Auth = append(e.Auth, id)
+		}
+		e.Multi = d.Bool()
+		nops := d.Int32()
+		if nops < 0 || nops > maxOps || int(nops) > d.Remaining() {
+			return nil, fmt.Errorf("%w: %d ops", errEntry, nops)
+		}
+		e.Ops = make([]Op, nops)
+		for i := range e.Ops {
+			e.Ops[i].decode(d)
+		}
+	default:
+		return nil, fmt.Errorf("%w: unknown type %d", errEntry, e.Type)
+	}
+	if err := d.Err(); err != nil {
+		return nil, fmt.Errorf("%w: %v", errEntry, err)
+	}
+	return e, nil
+}
+
+func (op *Op) decode(d *proto.Decoder) {
+	op.Op = proto.OpCode(d.Int32())
+	op.Path = d.String()
+	switch op.Op {
+	case proto.OpCreate, proto.OpCreate2, proto.OpCreateContainer, proto.OpCreateTTL:
+		op.Data = d.Buffer()
+		op.ACL = proto.DecodeACLs(d)
+		op.Flags = d.Int32()
+		if op.Op == proto.OpCreateTTL {
+			op.TTL = d.Int64()
+		}
+	case proto.OpDelete, proto.OpCheck:
+		op.Version = d.Int32()
+	case proto.OpSetData:
+		op.Data = d.Buffer()
+		op.Version = d.Int32()
+	case proto.OpSetACL:
+		op.ACL = proto.DecodeACLs(d)
+		op.Version = d.Int32()
+	case proto.OpDeleteContainer:
+	default:
+		d.Fail(fmt.Errorf("%w: op %d", errEntry, op.Op))
+	}
+}

@@ -1,0 +1,81 @@
+package fsm
+
+import "github.com/paddockhq/paddock/internal/proto"
+
+// EntryType says what a log entry does.
+type EntryType uint8
+
+// Entry types. Values are part of the on-disk format: never renumber.
+const (
+	// EntryCreateSession opens a session (Session, Timeout, Passwd).
+	EntryCreateSession EntryType = 1
+	// EntryCloseSession closes or expires a session and removes its ephemerals.
+	EntryCloseSession EntryType = 2
+	// EntryTxn applies Ops: one write request, or a multi when Multi is set.
+	EntryTxn EntryType = 3
+)
+
+// Entry is one state change as it travels through the log.
+type Entry struct {
+	Type EntryType
+	// ReqID lets the proposing server match the applied entry to the waiting
+	// request; 0 when nobody waits.
+	ReqID uint64
+	// Time is the proposer's wall clock in milliseconds since the epoch; it
+	// becomes ctime/mtime.
+	Time    int64
+	Session int64
+	// Timeout and Passwd describe a new session (EntryCreateSession).
+	Timeout int32
+	Passwd  []byte
+	// Auth is the caller's authenticated identities, for ACL checks.
+	Auth  []proto.ID
+	Multi bool
+	Ops   []Op
+}
+
+// Op is one write operation. The fields used depend on Op: create-like ops use
+// Path, Data, ACL, Flags and TTL; delete, setData and check use Version;
+// setACL uses ACL and Version.
+type Op struct {
+	Op      proto.OpCode
+	Path    string
+	Data    []byte
+	ACL     []proto.ACL
+	Flags   int32
+	TTL     int64
+	Version int32
+}
+
+// OpResult is the outcome of one Op.
+type OpResult struct {
+	// Op is the op's code, or proto.OpError when the op failed or a multi
+	// aborted.
+	Op   proto.OpCode
+	Err  proto.ErrCode
+	Path string     // created path (create ops)
+	Stat proto.Stat // create2/createContainer/createTTL, setData, setACL
+}
+
+// Change is a state change that watches fire on.
+type Change struct {
+	Type proto.EventType
+	Path string
+	// ACL is the node's ACL (for a deleted node, the ACL it had), so the
+	// server can hold back events from watchers without READ permission.
+	ACL []proto.ACL
+}
+
+// Result is what applying an entry produced.
+type Result struct {
+	Index   uint64
+	Zxid    int64
+	ReqID   uint64
+	Session int64
+	Type    EntryType
+	// Err is the request-level error: for a single op its code; for a multi
+	// always OK (failures are in Ops), except for an unknown session.
+	Err     proto.ErrCode
+	Ops     []OpResult
+	Changes []Change
+}

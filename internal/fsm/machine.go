@@ -1,0 +1,187 @@
+package fsm
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/paddockhq/paddock/internal/proto"
+	"github.com/paddockhq/paddock/internal/tree"
+)
+
+// Options are the behaviour switches that must be identical on every member.
+type Options struct {
+	// ExtendedTypes enables TTL nodes (ZooKeeper's extendedTypesEnabled).
+	ExtendedTypes bool
+}
+
+// Session is a session as the replicated state knows it.
+type Session struct {
+	ID      int64
+	Timeout int32
+	Passwd  []byte
+}
+
+// Machine is the replicated state: the data tree and the session table.
+type Machine struct {
+	opts     Options
+	tree     *tree.Tree
+	sessions map[int64]*Session
+	applied  uint64
+	lastZxid int64
+
+	undo []func() // undo log of the multi being applied
+}
+
+// New returns a machine holding an empty tree.
+func New(opts Options) *Machine {
+	return &Machine{opts: opts, tree: tree.New(), sessions: make(map[int64]*Session)}
+}
+
+// Tree returns the data tree for reads. Callers must hold the lock that
+// serialises them with Apply.
+func (m *Machine) Tree() *tree.Tree { return m.tree }
+
+// AppliedIndex is the index of the last applied entry.
+func (m *Machine) AppliedIndex() uint64 { return m.applied }
+
+// LastZxid is the zxid of the last applied entry (ZooKeeper's
+// lastProcessedZxid).
+func (m *Machine) LastZxid() int64 { return m.lastZxid }
+
+// Session returns a session, or nil if it is not open.
+func (m *Machine) Session(id int64) *Session { return m.sessions[id] }
+
+// Sessions returns the open sessions sorted by id.
+func (m *Machine) Sessions() []*Session {
+	out := make([]*Session, 0, len(m.sessions))
+	for _, s := range m.sessions {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// ApplyEmpty records an index that carries no entry (raft's empty entries).
+func (m *Machine) ApplyEmpty(index uint64) {
+	m.applied = index
+	m.lastZxid = int64(index)
+}
+
+// Apply decodes and applies the entry at index. It panics if data does not
+// decode: the log is corrupt and carrying on would diverge.
+func (m *Machine) Apply(index uint64, data []byte) Result {
+	e, err := DecodeEntry(data)
+	if err != nil {
+		panic(fmt.Sprintf("fsm: log entry %d is corrupt: %v", index, err))
+	}
+	return m.ApplyEntry(index, e)
+}
+
+// ApplyEntry applies a decoded entry at index.
+func (m *Machine) ApplyEntry(index uint64, e *Entry) Result {
+	if index <= m.applied {
+		panic(fmt.Sprintf("fsm: entry %d applied after %d", index, m.applied))
+	}
+	zxid := int64(index)
+	m.applied, m.lastZxid = index, zxid
+	r := Result{Index: index, Zxid: zxid, ReqID: e.ReqID, Session: e.Session, Type: e.Type}
+	switch e.Type {
+	case EntryCreateSession:
+		if _, ok := m.sessions[e.Session]; !ok {
+			m.sessions[e.Session] = &Session{ID: e.Session, Timeout: e.Timeout, Passwd: e.Passwd}
+		}
+	case EntryCloseSession:
+		if _, ok := m.sessions[e.Session]; !ok {
+			r.Err = proto.ErrSessionExpired
+			return r
+		}
+		m.closeSession(e.Session, zxid, &r)
+	case EntryTxn:
+		if e.Session != 0 && m.sessions[e.Session] == nil {
+			r.Err = proto.ErrSessionExpired
+			return r
+		}
+		m.applyTxn(e, zxid, &r)
+	default:
+		panic(fmt.Sprintf("fsm: log entry %d has unknown type %d", index, e.Type))
+	}
+	return r
+}
+
+func (m *Machine) closeSession(id int64, zxid int64, r *Result) {
+	for _, p := range m.tree.Ephemerals(id) {
+		n := m.tree.Get(p)
+		acl := m.tree.ACL(n)
+		m.tree.Delete(p, zxid)
+		parent, _ := tree.Parent(p)
+		r.Changes = append(r.Changes,
+			Change{Type: proto.EventNodeDeleted, Path: p, ACL: acl},
+			Change{Type: proto.EventNodeChildrenChanged, Path: parent, ACL: m.tree.ACL(m.tree.Get(parent))})
+	}
+	delete(m.sessions, id)
+}
+
+func (m *Machine) applyTxn(e *Entry, zxid int64, r *Result) {
+	r.Ops = make([]OpResult, len(e.Ops))
+	if !e.Multi {
+		if len(e.Ops) != 1 {
+			panic(fmt.Sprintf("fsm: log entry %d: single txn with %d ops", zxid, len(e.Ops)))
+		}
+		m.undo = m.undo[:0]
+		res, changes := m.applyOp(e, &e.Ops[0], zxid)
+		r.Ops[0] = res
+		r.Err = res.Err
+		if res.Err == proto.ErrOK {
+			r.Changes = changes
+		}
+		return
+	}
+	m.undo = m.undo[:0]
+	var all []Change
+	for i := range e.Ops {
+		res, changes := m.applyOp(e, &e.Ops[i], zxid)
+		if res.Err != proto.ErrOK {
+			// Roll back in reverse order and report ZooKeeper's shape:
+			// 0 for ops before, the code for this op, -2 after.
+			for j := len(m.undo) - 1; j >= 0; j-- {
+				m.undo[j]()
+			}
+			m.undo = m.undo[:0]
+			for j := range r.Ops {
+				code := proto.ErrOK
+				switch {
+				case j == i:
+					code = res.Err
+				case j > i:
+					code = proto.ErrRuntimeInconsistency
+				}
+				r.Ops[j] = OpResult{Op: proto.OpError, Err: code}
+			}
+			return
+		}
+		r.Ops[i] = res
+		all = append(all, changes...)
+	}
+	m.undo = m.undo[:0]
+	r.Changes = all
+}
+
+func fail(code proto.ErrCode) (OpResult, []Change) { return OpResult{Op: proto.OpError, Err: code}, nil }
+
+// applyOp validates and applies one op, recording how to undo it.
+func (m *Machine) applyOp(e *Entry, op *Op, zxid int64) (OpResult, []Change) {
+	switch op.Op {
+	case proto.OpCreate, proto.OpCreate2, proto.OpCreateContainer, proto.OpCreateTTL:
+		return m.create(e, op, zxid)
+	case proto.OpDelete, proto.OpDeleteContainer:
+		return m.delete(e, op, zxid)
+	case proto.OpSetData:
+		return m.setData(e, op, zxid)
+	case proto.OpSetACL:
+		return m.setACL(e, op, zxid)
+	case proto.OpCheck:
+		return m.check(e, op)
+	default:
+		return fail(proto.ErrUnimplemented)
+	}
+}

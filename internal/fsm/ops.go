@@ -1,0 +1,237 @@
+package fsm
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/paddockhq/paddock/internal/acl"
+	"github.com/paddockhq/paddock/internal/proto"
+	"github.com/paddockhq/paddock/internal/tree"
+)
+
+// isSpecialPath reports the paths ZooKeeper refuses to delete.
+func isSpecialPath(p string) bool {
+	return p == "/" || p == tree.ZooKeeperPath || p == tree.QuotaPath || p == tree.ConfigPath
+}
+
+// checkVersion is ZooKeeper's checkAndIncVersion: -1 matches any version.
+func checkVersion(current, expected int32) (int32, bool) {
+	if expected != -1 && expected != current {
+		return 0, false
+	}
+	return current + 1, true
+}
+
+func (m *Machine) create(e *Entry, op *Op, zxid int64) (OpResult, []Change) {
+	flags := op.Flags
+	if flags < proto.FlagPersistent || flags > proto.FlagPersistentSequentialWithTTL {
+		return fail(proto.ErrBadArguments)
+	}
+	ttlMode := flags == proto.FlagPersistentWithTTL || flags == proto.FlagPersistentSequentialWithTTL
+	if (ttlMode || op.Op == proto.OpCreateTTL) && !m.opts.ExtendedTypes {
+		return fail(proto.ErrUnimplemented)
+	}
+	ttl := int64(-1)
+	if op.Op == proto.OpCreateTTL {
+		ttl = op.TTL
+	}
+	if ttlMode {
+		if ttl <= 0 || ttl > tree.MaxTTL {
+			return fail(proto.ErrBadArguments)
+		}
+	} else if ttl >= 0 {
+		return fail(proto.ErrBadArguments)
+	}
+	ephemeral := flags == proto.FlagEphemeral || flags == proto.FlagEphemeralSequential
+	sequential := flags == proto.FlagPersistentSequential || flags == proto.FlagEphemeralSequential ||
+		flags == proto.FlagPersistentSequentialWithTTL
+	if ephemeral && e.Session == 0 {
+		return fail(proto.ErrSessionExpired)
+	}
+	path := op.Path
+	slash := strings.LastIndexByte(path, '/')
+	if slash < 0 || strings.IndexByte(path, 0) >= 0 {
+		return fail(proto.ErrBadArguments)
+	}
+	parentPath := path[:slash]
+	if parentPath == "" {
+		parentPath = "/"
+	}
+	acls, ok := acl.Fixup(op.ACL, e.Auth)
+	if !ok {
+		return fail(proto.ErrInvalidACL)
+	}
+	parent := m.tree.Get(parentPath)
+	if parent == nil {
+		return fail(proto.ErrNoNode)
+	}
+	if !acl.Allowed(m.tree.ACL(parent), proto.PermCreate, e.Auth) {
+		return fail(proto.ErrNoAuth)
+	}
+	if sequential {
+		path += fmt.Sprintf("%010d", parent.Cversion)
+	}
+	if tree.ValidatePath(path) != nil {
+		return fail(proto.ErrBadArguments)
+	}
+	_, name := tree.Parent(path)
+	if parent.Child(name) != nil {
+		return fail(proto.ErrNodeExists)
+	}
+	if parent.Kind() == tree.Ephemeral {
+		return fail(proto.ErrNoChildrenForEphemerals)
+	}
+	var owner int64
+	switch {
+	case op.Op == proto.OpCreateContainer:
+		owner = tree.ContainerOwner
+	case op.Op == proto.OpCreateTTL:
+		owner = tree.TTLOwner(ttl)
+	case ephemeral:
+		owner = e.Session
+	}
+	oldCversion, oldPzxid := parent.Cversion, parent.Pzxid
+	n := m.tree.Create(path, op.Data, acls, owner, zxid, e.Time)
+	m.undo = append(m.undo, func() {
+		m.tree.Delete(path, 0)
+		parent.Cversion, parent.Pzxid = oldCversion, oldPzxid
+	})
+	res := OpResult{Op: op.Op, Path: path}
+	if op.Op != proto.OpCreate {
+		res.Stat = n.Stat()
+	}
+	return res, []Change{
+		{Type: proto.EventNodeCreated, Path: path, ACL: m.tree.ACL(n)},
+		{Type: proto.EventNodeChildrenChanged, Path: parentPath, ACL: m.tree.ACL(parent)},
+	}
+}
+
+func (m *Machine) delete(e *Entry, op *Op, zxid int64) (OpResult, []Change) {
+	path := op.Path
+	slash := strings.LastIndexByte(path, '/')
+	if slash < 0 || strings.IndexByte(path, 0) >= 0 || isSpecialPath(path) {
+		return fail(proto.ErrBadArguments)
+	}
+	parentPath := path[:slash]
+	if parentPath == "" {
+		parentPath = "/"
+	}
+	parent := m.tree.Get(parentPath)
+	if parent == nil {
+		return fail(proto.ErrNoNode)
+	}
+	container := op.Op == proto.OpDeleteContainer
+	if !container && !acl.Allowed(m.tree.ACL(parent), proto.PermDelete, e.Auth) {
+		return fail(proto.ErrNoAuth)
+	}
+	n := m.tree.Get(path)
+	if n == nil {
+		return fail(proto.ErrNoNode)
+	}
+	if container {
+		if n.NumChildren() > 0 {
+			return fail(proto.ErrNotEmpty)
+		}
+		if !m.reapable(e, n) {
+			return fail(proto.ErrBadVersion)
+		}
+	} else {
+		if _, ok := checkVersion(n.Version, op.Version); !ok {
+			return fail(proto.ErrBadVersion)
+		}
+		if n.NumChildren() > 0 {
+			return fail(proto.ErrNotEmpty)
+		}
+	}
+	nodeACL := m.tree.ACL(n)
+	oldCversion, oldPzxid := parent.Cversion, parent.Pzxid
+	m.tree.Delete(path, zxid)
+	m.undo = append(m.undo, func() {
+		m.tree.Reinsert(path, n, nodeACL)
+		parent.Cversion, parent.Pzxid = oldCversion, oldPzxid
+	})
+	return OpResult{Op: op.Op}, []Change{
+		{Type: proto.EventNodeDeleted, Path: path, ACL: nodeACL},
+		{Type: proto.EventNodeChildrenChanged, Path: parentPath, ACL: m.tree.ACL(parent)},
+	}
+}
+
+// reapable decides whether deleteContainer may remove n. A client's request
+// may remove any container or TTL node, as in ZooKeeper; the server's own
+// reaper entries (no session) re-check, with the entry's time, that the node
+// is still due, so a node used since the reaper looked survives.
+func (m *Machine) reapable(e *Entry, n *tree.Node) bool {
+	switch n.Kind() {
+	case tree.Container:
+		return e.Session != 0 || n.Cversion > 0
+	case tree.TTL:
+		return e.Session != 0 || e.Time-n.Mtime > n.TTL()
+	default:
+		return false
+	}
+}
+
+func (m *Machine) setData(e *Entry, op *Op, zxid int64) (OpResult, []Change) {
+	if tree.ValidatePath(op.Path) != nil {
+		return fail(proto.ErrBadArguments)
+	}
+	n := m.tree.Get(op.Path)
+	if n == nil {
+		return fail(proto.ErrNoNode)
+	}
+	if !acl.Allowed(m.tree.ACL(n), proto.PermWrite, e.Auth) {
+		return fail(proto.ErrNoAuth)
+	}
+	version, ok := checkVersion(n.Version, op.Version)
+	if !ok {
+		return fail(proto.ErrBadVersion)
+	}
+	oldData, oldVersion, oldMzxid, oldMtime := n.Data, n.Version, n.Mzxid, n.Mtime
+	m.tree.SetData(n, op.Data, version, zxid, e.Time)
+	m.undo = append(m.undo, func() { m.tree.SetData(n, oldData, oldVersion, oldMzxid, oldMtime) })
+	return OpResult{Op: op.Op, Stat: n.Stat()}, []Change{
+		{Type: proto.EventNodeDataChanged, Path: op.Path, ACL: m.tree.ACL(n)},
+	}
+}
+
+func (m *Machine) setACL(e *Entry, op *Op, _ int64) (OpResult, []Change) {
+	if tree.ValidatePath(op.Path) != nil {
+		return fail(proto.ErrBadArguments)
+	}
+	acls, ok := acl.Fixup(op.ACL, e.Auth)
+	if !ok {
+		return fail(proto.ErrInvalidACL)
+	}
+	n := m.tree.Get(op.Path)
+	if n == nil {
+		return fail(proto.ErrNoNode)
+	}
+	if !acl.Allowed(m.tree.ACL(n), proto.PermAdmin, e.Auth) {
+		return fail(proto.ErrNoAuth)
+	}
+	aversion, ok := checkVersion(n.Aversion, op.Version)
+	if !ok {
+		return fail(proto.ErrBadVersion)
+	}
+	oldACL, oldAversion := m.tree.ACL(n), n.Aversion
+	m.tree.SetACL(n, acls, aversion)
+	m.undo = append(m.undo, func() { m.tree.SetACL(n, oldACL, oldAversion) })
+	return OpResult{Op: op.Op, Stat: n.Stat()}, nil
+}
+
+func (m *Machine) check(e *Entry, op *Op) (OpResult, []Change) {
+	if tree.ValidatePath(op.Path) != nil {
+		return fail(proto.ErrBadArguments)
+	}
+	n := m.tree.Get(op.Path)
+	if n == nil {
+		return fail(proto.ErrNoNode)
+	}
+	if !acl.Allowed(m.tree.ACL(n), proto.PermRead, e.Auth) {
+		return fail(proto.ErrNoAuth)
+	}
+	if _, ok := checkVersion(n.Version, op.Version); !ok {
+		return fail(proto.ErrBadVersion)
+	}
+	return OpResult{Op: op.Op}, nil
+}

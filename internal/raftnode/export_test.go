@@ -1,0 +1,16 @@
+package raftnode
+
+// WALSyncs returns how many fsyncs the node's WAL has done.
+func (n *Node) WALSyncs() uint64 { return n.wal.Stats().Syncs }
+
+// WALSegments returns how many WAL segment files exist.
+func (n *Node) WALSegments() int64 { return n.wal.Stats().Segments }
+
+// FirstIndex returns the first index still held in raft's in-memory log.
+func (n *Node) FirstIndex() uint64 {
+	i, err := n.ms.FirstIndex()
+	if err != nil {
+		panic(err)
+	}
+	return i
+}

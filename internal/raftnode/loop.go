@@ -1,0 +1,279 @@
+package raftnode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
+
+	"github.com/paddockhq/paddock/internal/storage"
+)
+
+// run is the goroutine that owns the raft node, the MemoryStorage and the
+// WAL.
+func (n *Node) run() {
+	defer n.shutdown()
+	ticker := time.NewTicker(n.cfg.TickInterval)
+	defer ticker.Stop()
+	n.maybeCampaign()
+	for {
+		select {
+		case <-ticker.C:
+			n.rn.Tick()
+		case rd := <-n.rn.Ready():
+			if err := n.handleReady(rd); err != nil {
+				n.fail(err)
+				return
+			}
+		case res := <-n.snapDone:
+			if err := n.finishSnapshot(res); err != nil {
+				n.fail(err)
+				return
+			}
+		case <-n.stopc:
+			return
+		}
+	}
+}
+
+// fail records why the node stops by itself.
+func (n *Node) fail(err error) {
+	n.logger.Error("raft node stopping after a failure", "err", err)
+	n.mu.Lock()
+	n.err = err
+	n.mu.Unlock()
+}
+
+// shutdown stops raft and the snapshotter and closes the WAL.
+func (n *Node) shutdown() {
+	close(n.quit) // aborts a snapshot being written, refuses new proposals
+	n.rn.Stop()
+	n.snapWG.Wait()
+	select {
+	case res := <-n.snapDone:
+		if res.err == nil {
+			n.logger.Info("snapshot finished during shutdown; its WAL marker is not written", "path", res.path)
+		}
+	default:
+	}
+	n.closeErr = n.wal.Close()
+	close(n.done)
+}
+
+// handleReady persists, applies and acknowledges one Ready.
+func (n *Node) handleReady(rd raft.Ready) error {
+	if rd.SoftState != nil {
+		n.setLeader(rd.SoftState.Lead, rd.SoftState.RaftState == raft.StateLeader)
+	}
+	if !raft.IsEmptySnap(rd.Snapshot) {
+		// Only a leader sends snapshots; a group of one never gets one.
+		return fmt.Errorf("raftnode: raft handed over snapshot %d from a leader; installing one needs the ensemble transport",
+			rd.Snapshot.Metadata.Index)
+	}
+	if err := n.wal.Save(rd.HardState, rd.Entries); err != nil {
+		return fmt.Errorf("raftnode: persisting %d entries: %w", len(rd.Entries), err)
+	}
+	if len(rd.Entries) > 0 {
+		if err := n.ms.Append(rd.Entries); err != nil {
+			return fmt.Errorf("raftnode: appending entries %d..%d to raft storage: %w",
+				rd.Entries[0].Index, rd.Entries[len(rd.Entries)-1].Index, err)
+		}
+	}
+	if !raft.IsEmptyHardState(rd.HardState) {
+		if err := n.ms.SetHardState(rd.HardState); err != nil {
+			return fmt.Errorf("raftnode: setting hard state: %w", err)
+		}
+		n.mu.Lock()
+		n.status.Term, n.status.Commit = rd.HardState.Term, rd.HardState.Commit
+		n.mu.Unlock()
+	}
+	n.send(rd.Messages)
+	if err := n.apply(rd.CommittedEntries); err != nil {
+		return err
+	}
+	n.rn.Advance()
+	n.maybeCampaign()
+	n.maybeSnapshot()
+	return nil
+}
+
+// send delivers raft messages to peers. A standalone node has none; the
+// ensemble's transport goes here.
+func (n *Node) send(msgs []raftpb.Message) {
+	for _, m := range msgs {
+		n.logger.Debug("dropping raft message: no transport", "type", m.Type.String(), "to", m.To)
+	}
+}
+
+// apply hands committed entries to the state machine in order.
+func (n *Node) apply(ents []raftpb.Entry) error {
+	for i := range ents {
+		e := &ents[i]
+		if applied := n.applied.Load(); e.Index != applied+1 {
+			return fmt.Errorf("raftnode: committed entry %d does not follow applied index %d", e.Index, applied)
+		}
+		switch e.Type {
+		case raftpb.EntryNormal:
+			n.sm.Apply(e.Index, e.Term, e.Data)
+		case raftpb.EntryConfChange:
+			var cc raftpb.ConfChange
+			if err := cc.Unmarshal(e.Data); err != nil {
+				return fmt.Errorf("raftnode: decoding membership change at index %d: %w", e.Index, err)
+			}
+			n.confState = *n.rn.ApplyConfChange(cc)
+			n.campaigned = false
+			n.sm.Apply(e.Index, e.Term, nil)
+		case raftpb.EntryConfChangeV2:
+			var cc raftpb.ConfChangeV2
+			if err := cc.Unmarshal(e.Data); err != nil {
+				return fmt.Errorf("raftnode: decoding membership change at index %d: %w", e.Index, err)
+			}
+			n.confState = *n.rn.ApplyConfChange(cc)
+			n.campaigned = false
+			n.sm.Apply(e.Index, e.Term, nil)
+		default:
+			return fmt.Errorf("raftnode: entry %d has unknown type %v", e.Index, e.Type)
+		}
+		n.appliedTerm = e.Term
+		n.applied.Store(e.Index)
+	}
+	return nil
+}
+
+// setLeader records the leader raft reports and wakes WaitLeader.
+func (n *Node) setLeader(lead uint64, isLeader bool) {
+	n.lead = lead
+	if lead == raft.None {
+		n.campaigned = false
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	known := n.status.Lead != raft.None
+	n.status.Lead, n.status.IsLeader = lead, isLeader
+	switch {
+	case lead != raft.None && !known:
+		close(n.leaderc)
+	case lead == raft.None && known:
+		n.leaderc = make(chan struct{})
+	}
+}
+
+// maybeCampaign makes a node that is its group's only voter campaign at
+// once instead of waiting for an election timeout. Other nodes wait for
+// raft's randomized timeouts.
+func (n *Node) maybeCampaign() {
+	if n.campaigned || n.lead != raft.None {
+		return
+	}
+	cs := n.confState
+	if len(cs.Voters) != 1 || cs.Voters[0] != n.cfg.ID || len(cs.VotersOutgoing) != 0 {
+		return
+	}
+	n.campaigned = true
+	if err := n.rn.Campaign(context.Background()); err != nil && !errors.Is(err, raft.ErrStopped) {
+		n.logger.Warn("campaign failed", "err", err)
+	}
+}
+
+// snapResult is the outcome of writing one snapshot.
+type snapResult struct {
+	meta    raftpb.SnapshotMetadata
+	path    string
+	err     error
+	started time.Time
+}
+
+// maybeSnapshot starts a snapshot once SnapCount entries were applied since
+// the last one started, unless one is being written.
+func (n *Node) maybeSnapshot() {
+	applied := n.applied.Load()
+	if n.snapInFlight || applied-n.snapBase < n.cfg.SnapCount {
+		return
+	}
+	n.snapBase = applied
+	write, err := n.sm.Snapshot()
+	if err != nil {
+		n.logger.Error("state machine could not capture a snapshot", "index", applied, "err", err)
+		return
+	}
+	meta := raftpb.SnapshotMetadata{Index: applied, Term: n.appliedTerm, ConfState: cloneConfState(n.confState)}
+	n.snapInFlight = true
+	n.snapWG.Add(1)
+	go func() {
+		defer n.snapWG.Done()
+		start := time.Now()
+		path, err := storage.SaveSnapshot(n.cfg.DataDir, meta, func(w io.Writer) error {
+			return write(abortWriter{w: w, quit: n.quit})
+		})
+		n.snapDone <- snapResult{meta: meta, path: path, err: err, started: start}
+	}()
+}
+
+// finishSnapshot records a durable snapshot in the WAL, compacts the
+// in-memory log and deletes old snapshots and WAL segments. Only a WAL write
+// failure is fatal.
+func (n *Node) finishSnapshot(res snapResult) error {
+	n.snapInFlight = false
+	if res.err != nil {
+		n.logger.Error("writing snapshot failed", "index", res.meta.Index, "err", res.err)
+		return nil
+	}
+	index := res.meta.Index
+	if err := n.wal.SaveSnapshotMarker(storage.SnapshotMarker{Index: index, Term: res.meta.Term}); err != nil {
+		return fmt.Errorf("raftnode: recording snapshot %d in the WAL: %w", index, err)
+	}
+	n.snapIndex = index
+	n.mu.Lock()
+	n.status.SnapshotIndex = index
+	n.mu.Unlock()
+	if _, err := n.ms.CreateSnapshot(index, &res.meta.ConfState, nil); err != nil && !errors.Is(err, raft.ErrSnapOutOfDate) {
+		n.logger.Error("recording snapshot in raft storage", "index", index, "err", err)
+	}
+	slack := min(catchUpEntries, n.cfg.SnapCount)
+	if index > slack {
+		if err := n.ms.Compact(index - slack); err != nil && !errors.Is(err, raft.ErrCompacted) {
+			n.logger.Error("compacting raft storage", "index", index-slack, "err", err)
+		}
+	}
+	kept, err := storage.PurgeSnapshots(n.cfg.DataDir, n.cfg.SnapRetainCount)
+	if err != nil {
+		n.logger.Error("purging old snapshots", "err", err)
+	} else if len(kept) > 0 {
+		if err := n.wal.ReleaseTo(kept[0].Index); err != nil {
+			n.logger.Error("releasing WAL segments", "index", kept[0].Index, "err", err)
+		}
+	}
+	n.logger.Info("snapshot saved", "path", res.path, "index", index, "term", res.meta.Term,
+		"took", time.Since(res.started))
+	return nil
+}
+
+// abortWriter fails writes once the node shuts down, so that Close does not
+// wait for a large snapshot to finish.
+type abortWriter struct {
+	w    io.Writer
+	quit <-chan struct{}
+}
+
+func (a abortWriter) Write(p []byte) (int, error) {
+	select {
+	case <-a.quit:
+		return 0, ErrStopped
+	default:
+		return a.w.Write(p)
+	}
+}
+
+func cloneConfState(cs raftpb.ConfState) raftpb.ConfState {
+	return raftpb.ConfState{
+		Voters:         append([]uint64(nil), cs.Voters...),
+		Learners:       append([]uint64(nil), cs.Learners...),
+		VotersOutgoing: append([]uint64(nil), cs.VotersOutgoing...),
+		LearnersNext:   append([]uint64(nil), cs.LearnersNext...),
+		AutoLeave:      cs.AutoLeave,
+	}
+}

@@ -1,0 +1,299 @@
+package raftnode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
+
+	"github.com/paddockhq/paddock/internal/storage"
+)
+
+// Errors returned by Node methods.
+var (
+	ErrStopped          = errors.New("raftnode: node stopped")
+	ErrEmptyProposal    = errors.New("raftnode: empty proposal")
+	ErrProposalTooLarge = errors.New("raftnode: proposal too large")
+	ErrProposalDropped  = errors.New("raftnode: proposal dropped by raft")
+)
+
+// StateMachine is what raftnode drives. Apply is called for every committed
+// entry in log order, only after the entry is durable in the WAL, from one
+// goroutine.
+type StateMachine interface {
+	// Apply applies a committed normal entry. data is empty for raft's own
+	// entries (the empty entry of a leader change, and membership changes,
+	// which raftnode applies itself); the state machine must still record
+	// index as applied.
+	Apply(index, term uint64, data []byte)
+	// Snapshot captures the state as of the last applied index and returns
+	// a function that writes it; the function runs on another goroutine
+	// while Apply continues, so the capture must be consistent.
+	Snapshot() (write func(io.Writer) error, err error)
+	// Restore replaces the state with a snapshot's bytes (at start-up).
+	Restore(r io.Reader) error
+}
+
+// Status is a point-in-time view of the node, for metrics and four-letter
+// words.
+type Status struct {
+	ID            uint64
+	Term          uint64
+	Commit        uint64 // highest index known committed
+	Applied       uint64 // highest index applied to the state machine
+	LastIndex     uint64 // highest index in the log
+	Lead          uint64 // the leader's id, 0 if none is known
+	IsLeader      bool
+	SnapshotIndex uint64 // index of the newest durable snapshot, 0 if none
+}
+
+// Node runs one member of a raft group. See the package documentation.
+type Node struct {
+	cfg    Config
+	logger *slog.Logger
+	sm     StateMachine
+	rn     raft.Node
+	ms     *raft.MemoryStorage
+	wal    *storage.WAL
+
+	// Owned by the run goroutine.
+	confState    raftpb.ConfState
+	appliedTerm  uint64
+	snapIndex    uint64 // newest durable snapshot
+	snapBase     uint64 // applied index when the last snapshot was started
+	snapInFlight bool
+	campaigned   bool
+	lead         uint64
+
+	applied  atomic.Uint64
+	snapDone chan snapResult // buffered 1: at most one snapshot in flight
+	snapWG   sync.WaitGroup
+
+	mu      sync.Mutex
+	status  Status
+	leaderc chan struct{} // closed while a leader is known
+	err     error         // why run stopped by itself
+
+	stopc     chan struct{} // closed by Close
+	quit      chan struct{} // closed when run starts shutting down
+	done      chan struct{} // closed when run has shut everything down
+	closeErr  error         // from closing the WAL, read after done
+	closeOnce sync.Once
+}
+
+// Start opens the WAL, restores the newest valid snapshot into sm, replays
+// the log and starts raft. A node that is its group's only voter campaigns
+// at once. The caller must Close the node.
+func Start(cfg Config, sm StateMachine) (*Node, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	logger := cfg.Logger.With("component", "raftnode", "id", cfg.ID)
+	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
+		return nil, fmt.Errorf("raftnode: creating data directory: %w", err)
+	}
+	removed, err := storage.RemoveTempSnapshots(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range removed {
+		logger.Warn("removed unfinished snapshot", "path", p)
+	}
+	w, err := storage.OpenWAL(cfg.LogDir, storage.WALOptions{SegmentBytes: cfg.WALSegmentBytes, Logger: logger})
+	if err != nil {
+		return nil, err
+	}
+	n := &Node{
+		cfg:      cfg,
+		logger:   logger,
+		sm:       sm,
+		ms:       raft.NewMemoryStorage(),
+		wal:      w,
+		snapDone: make(chan snapResult, 1),
+		leaderc:  make(chan struct{}),
+		stopc:    make(chan struct{}),
+		quit:     make(chan struct{}),
+		done:     make(chan struct{}),
+	}
+	fresh, err := n.restore()
+	if err != nil {
+		_ = w.Close()
+		return nil, err
+	}
+	rcfg := &raft.Config{
+		ID:                        cfg.ID,
+		ElectionTick:              electionTicks,
+		HeartbeatTick:             heartbeatTicks,
+		Storage:                   n.ms,
+		Applied:                   n.snapIndex,
+		MaxSizePerMsg:             maxMsgBytes,
+		MaxCommittedSizePerReady:  maxCommittedBytesPerReady,
+		MaxUncommittedEntriesSize: maxUncommittedBytes,
+		MaxInflightMsgs:           maxInflightMsgs,
+		CheckQuorum:               true,
+		PreVote:                   true,
+		Logger:                    raftLogger{l: logger.With("component", "raft")},
+	}
+	if fresh {
+		// Standalone: a group of one. The ensemble will pass its peers here.
+		n.rn = raft.StartNode(rcfg, []raft.Peer{{ID: cfg.ID}})
+		n.confState = raftpb.ConfState{Voters: []uint64{cfg.ID}}
+		logger.Info("started a new raft group", "data_dir", cfg.DataDir, "log_dir", cfg.LogDir)
+	} else {
+		n.rn = raft.RestartNode(rcfg)
+	}
+	n.status.ID, n.status.SnapshotIndex = cfg.ID, n.snapIndex
+	go n.run()
+	return n, nil
+}
+
+// restore loads the newest valid snapshot into the state machine and the
+// WAL into the MemoryStorage. It reports whether there was no state at all.
+func (n *Node) restore() (fresh bool, err error) {
+	var snapTerm uint64
+	snap, err := storage.LoadNewestSnapshot(n.cfg.DataDir, n.logger)
+	switch {
+	case errors.Is(err, storage.ErrNoSnapshot):
+	case err != nil:
+		return false, err
+	default:
+		rerr := n.sm.Restore(snap)
+		_ = snap.Close()
+		if rerr != nil {
+			return false, fmt.Errorf("raftnode: restoring snapshot %s: %w", snap.Path, rerr)
+		}
+		if err := n.ms.ApplySnapshot(raftpb.Snapshot{Metadata: snap.Meta}); err != nil {
+			return false, fmt.Errorf("raftnode: loading snapshot %s into raft storage: %w", snap.Path, err)
+		}
+		n.snapIndex, n.snapBase, snapTerm = snap.Meta.Index, snap.Meta.Index, snap.Meta.Term
+		n.appliedTerm, n.confState = snapTerm, snap.Meta.ConfState
+		n.applied.Store(snap.Meta.Index)
+		n.logger.Info("restored snapshot", "path", snap.Path, "index", snap.Meta.Index, "term", snapTerm)
+	}
+	hs, ents, marker, err := n.wal.ReadAll(n.snapIndex)
+	if err != nil {
+		return false, fmt.Errorf("raftnode: replaying the WAL after snapshot index %d: %w", n.snapIndex, err)
+	}
+	if marker.Index > n.snapIndex {
+		n.logger.Warn("the WAL records a newer snapshot than the one restored; replaying from the older one",
+			"wal_snapshot_index", marker.Index, "restored_index", n.snapIndex)
+	}
+	if snap == nil && raft.IsEmptyHardState(hs) && len(ents) == 0 {
+		return true, nil
+	}
+	// The commit index is saved without fsync, so it may lag the snapshot.
+	hs.Commit = max(hs.Commit, n.snapIndex)
+	hs.Term = max(hs.Term, snapTerm)
+	last := n.snapIndex
+	if len(ents) > 0 {
+		last = ents[len(ents)-1].Index
+	}
+	if hs.Commit > last {
+		return false, fmt.Errorf("raftnode: the WAL in %s commits index %d but its last entry is %d: %w",
+			n.cfg.LogDir, hs.Commit, last, storage.ErrCorrupt)
+	}
+	if err := n.ms.SetHardState(hs); err != nil {
+		return false, fmt.Errorf("raftnode: loading hard state: %w", err)
+	}
+	n.status.Term, n.status.Commit = hs.Term, hs.Commit
+	if err := n.ms.Append(ents); err != nil {
+		return false, fmt.Errorf("raftnode: loading %d WAL entries: %w", len(ents), err)
+	}
+	n.logger.Info("replayed WAL", "entries", len(ents), "last_index", last, "commit", hs.Commit, "term", hs.Term)
+	return false, nil
+}
+
+// Propose hands data to raft as a new log entry. It returns once raft has
+// accepted the proposal (not when it is committed or applied). It blocks
+// while no leader is known, until ctx is done. Cancelling ctx abandons the
+// wait, not the write.
+func (n *Node) Propose(ctx context.Context, data []byte) error {
+	if len(data) == 0 {
+		return ErrEmptyProposal
+	}
+	if len(data) > n.cfg.MaxProposalBytes {
+		return fmt.Errorf("%w: %d bytes, the limit is %d", ErrProposalTooLarge, len(data), n.cfg.MaxProposalBytes)
+	}
+	select {
+	case <-n.quit:
+		return n.stoppedErr()
+	default:
+	}
+	err := n.rn.Propose(ctx, data)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, raft.ErrStopped):
+		return n.stoppedErr()
+	case errors.Is(err, raft.ErrProposalDropped):
+		return fmt.Errorf("%w: %v", ErrProposalDropped, err)
+	default:
+		return fmt.Errorf("raftnode: propose: %w", err)
+	}
+}
+
+// WaitLeader waits until the group has a leader (this node or another).
+func (n *Node) WaitLeader(ctx context.Context) error {
+	n.mu.Lock()
+	ch := n.leaderc
+	n.mu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-n.quit:
+		return n.stoppedErr()
+	case <-ctx.Done():
+		return fmt.Errorf("raftnode: waiting for a leader: %w", ctx.Err())
+	}
+}
+
+// AppliedIndex returns the index of the last entry applied to the state
+// machine (or restored from a snapshot).
+func (n *Node) AppliedIndex() uint64 { return n.applied.Load() }
+
+// Status returns the node's current raft status.
+func (n *Node) Status() Status {
+	n.mu.Lock()
+	s := n.status
+	n.mu.Unlock()
+	s.Applied = n.applied.Load()
+	if last, err := n.ms.LastIndex(); err == nil {
+		s.LastIndex = last
+	}
+	return s
+}
+
+// Done is closed when the node has stopped, after Close or after a failure
+// that Err reports.
+func (n *Node) Done() <-chan struct{} { return n.done }
+
+// Err returns why the node stopped by itself, or nil.
+func (n *Node) Err() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.err
+}
+
+// Close stops raft and the snapshotter, waits for their goroutines and
+// closes the WAL. It is safe to call more than once.
+func (n *Node) Close() error {
+	n.closeOnce.Do(func() { close(n.stopc) })
+	<-n.done
+	return n.closeErr
+}
+
+// stoppedErr is ErrStopped, with the cause if the node failed.
+func (n *Node) stoppedErr() error {
+	if err := n.Err(); err != nil {
+		return fmt.Errorf("%w: %w", ErrStopped, err)
+	}
+	return ErrStopped
+}

@@ -1,0 +1,508 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/paddockhq/paddock/internal/acl"
+	"github.com/paddockhq/paddock/internal/fsm"
+	"github.com/paddockhq/paddock/internal/proto"
+	"github.com/paddockhq/paddock/internal/session"
+)
+
+// maxQueuedBytes bounds a connection's outbound queue. A client that lets
+// more than this pile up is not reading and is disconnected.
+const maxQueuedBytes = 64 << 20
+
+// conn is one client connection. The reader goroutine (serve) owns the
+// socket's read side; the responder completes requests in order; the writer
+// owns the write side.
+type conn struct {
+	s      *Server
+	nc     net.Conn
+	ip     string
+	remote string
+	log    *slog.Logger
+
+	// auth is the connection's authenticated identities (copy on write):
+	// read by apply when filtering events, written by the reader.
+	auth atomic.Pointer[[]proto.ID]
+
+	sessionID int64
+	timeout   int32
+	entry     *session.Entry
+
+	items chan *item
+	out   outQueue
+
+	closeOnce      sync.Once
+	done           chan struct{}
+	closeRequested atomic.Bool
+
+	stats connStats
+}
+
+// item is one request waiting for its turn on the responder.
+type item struct {
+	xid      int32
+	op       proto.OpCode
+	req      proto.Request
+	call     *call  // a write in the log
+	reply    []byte // a reply already built by the reader
+	err      proto.ErrCode
+	close    bool // close the connection after this reply
+	received time.Time
+}
+
+func (s *Server) newConn(nc net.Conn) *conn {
+	host, _, _ := net.SplitHostPort(nc.RemoteAddr().String())
+	c := &conn{
+		s:      s,
+		nc:     nc,
+		ip:     host,
+		remote: nc.RemoteAddr().String(),
+		items:  make(chan *item, 256),
+		done:   make(chan struct{}),
+	}
+	c.log = s.log.With("client", c.remote)
+	c.out.init(maxQueuedBytes)
+	// Every connection is authenticated as its address (ZooKeeper's
+	// NIOServerCnxn does the same), so ip ACLs work without addauth.
+	ids := []proto.ID{{Scheme: acl.IP, ID: host}}
+	c.auth.Store(&ids)
+	c.stats.established = time.Now()
+	return c
+}
+
+func (c *conn) authIDs() []proto.ID { return *c.auth.Load() }
+
+func (c *conn) addAuth(ids ...proto.ID) {
+	old := c.authIDs()
+	next := make([]proto.ID, 0, len(old)+len(ids))
+	next = append(next, old...)
+	for _, id := range ids {
+		dup := false
+		for _, o := range next {
+			if o == id {
+				dup = true
+			}
+		}
+		if !dup {
+			next = append(next, id)
+		}
+	}
+	c.auth.Store(&next)
+}
+
+// canRead reports whether the connection may see events on a node with ACL list.
+func (c *conn) canRead(list []proto.ACL) bool {
+	return acl.Allowed(list, proto.PermRead, c.authIDs())
+}
+
+// Notify queues a watch event. It is called by apply with the state lock held
+// and never blocks.
+func (c *conn) Notify(ev proto.WatcherEvent, zxid int64) {
+	hdr := proto.ReplyHeader{Xid: proto.XidNotification, Zxid: zxid}
+	c.send(proto.AppendReplyFrame(make([]byte, 0, 32+len(ev.Path)), hdr, &ev))
+}
+
+// send queues a frame; a connection whose queue overflows is closed.
+func (c *conn) send(frame []byte) {
+	if !c.out.push(frame) {
+		c.log.Warn("closing connection: client is not reading its replies", "queued_bytes", c.out.size())
+		c.close()
+	}
+	c.stats.sent.Add(1)
+	c.s.stats.sent.Add(1)
+}
+
+func (c *conn) close() {
+	c.closeOnce.Do(func() {
+		close(c.done)
+		c.nc.Close()
+		c.out.shutdown()
+	})
+}
+
+// serve runs the connection: handshake, then the request loop.
+func (c *conn) serve() {
+	defer c.s.dropConn(c)
+	defer c.close()
+	br := bufio.NewReaderSize(c.nc, 64<<10)
+	c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.HandshakeTimeout))
+	var first [4]byte
+	if _, err := io.ReadFull(br, first[:]); err != nil {
+		return
+	}
+	if cmd, ok := proto.IsFourLetterWord(first); ok {
+		c.s.fourLetterWord(c, cmd, br)
+		return
+	}
+	frame, err := proto.ReadFramePayload(br, first, nil, c.s.cfg.JuteMaxBuffer)
+	if err != nil {
+		c.logFrameError(err)
+		return
+	}
+	if !c.handshake(frame) {
+		return
+	}
+	c.nc.SetReadDeadline(time.Time{})
+
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); c.respond() }()
+	go func() { defer wg.Done(); c.writeLoop() }()
+	defer wg.Wait()
+	defer close(c.items)
+
+	buf := make([]byte, 0, 4096)
+	for {
+		frame, err := proto.ReadFrame(br, buf, c.s.cfg.JuteMaxBuffer)
+		if err != nil {
+			c.logFrameError(err)
+			return
+		}
+		c.stats.received.Add(1)
+		c.s.stats.received.Add(1)
+		c.s.tracker.Touch(c.entry, time.Now())
+		it, ok := c.decode(frame)
+		if it == nil {
+			if !ok {
+				return
+			}
+			continue
+		}
+		select {
+		case c.s.outstanding <- struct{}{}:
+		case <-c.done:
+			return
+		}
+		select {
+		case c.items <- it:
+		case <-c.done:
+			<-c.s.outstanding
+			return
+		}
+		if !ok || it.close {
+			return
+		}
+		if len(frame) > 64<<10 {
+			buf = make([]byte, 0, 4096) // do not pin a large buffer
+		}
+	}
+}
+
+func (c *conn) logFrameError(err error) {
+	var fe *proto.FrameSizeError
+	switch {
+	case errors.As(err, &fe):
+		c.log.Warn("closing connection: frame length out of range (Len error)", "len", fe.Len, "max", fe.Max)
+	case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		c.log.Debug("connection closed mid-frame", "err", err)
+	default:
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			c.log.Info("closing connection: handshake timed out")
+			return
+		}
+		c.log.Debug("connection read failed", "err", err)
+	}
+}
+
+// decode turns a frame into a work item. It returns ok=false when the
+// connection must close after the item (if any) is answered.
+func (c *conn) decode(frame []byte) (*item, bool) {
+	d := proto.NewDecoder(frame)
+	var h proto.RequestHeader
+	h.Decode(d)
+	if d.Err() != nil {
+		c.log.Warn("closing connection: malformed request header", "err", d.Err())
+		return nil, false
+	}
+	it := &item{xid: h.Xid, op: h.Op, received: time.Now()}
+	body := frame[d.Offset():]
+	switch h.Op {
+	case proto.OpPing:
+		return it, true
+	case proto.OpCheck, proto.OpReconfig, proto.OpSASL, proto.OpCreateSession, proto.OpError, proto.OpNotification:
+		// Not valid as a request here: ZooKeeper answers UNIMPLEMENTED and
+		// closes the connection.
+		it.err, it.close = proto.ErrUnimplemented, true
+		return it, false
+	}
+	req, err := proto.DecodeRequest(h.Op, body)
+	if err != nil {
+		if errors.Is(err, proto.ErrUnknownOpcode) {
+			c.log.Warn("closing connection: unknown opcode", "op", int32(h.Op))
+			it.err, it.close = proto.ErrUnimplemented, true
+			return it, false
+		}
+		c.log.Warn("closing connection: malformed request", "op", h.Op.String(), "err", err)
+		return nil, false
+	}
+	it.req = req
+	switch r := req.(type) {
+	case *proto.AuthPacket:
+		return c.authenticate(it, r)
+	}
+	if h.Op == proto.OpCloseSession {
+		c.closeRequested.Store(true)
+		it.close = true
+		return c.proposeItem(it, &fsm.Entry{Type: fsm.EntryCloseSession, Session: c.sessionID, Time: time.Now().UnixMilli()})
+	}
+	if e := c.writeEntry(h.Op, req); e != nil {
+		return c.proposeItem(it, e)
+	}
+	return it, true
+}
+
+func (c *conn) proposeItem(it *item, e *fsm.Entry) (*item, bool) {
+	call, err := c.s.propose(c.s.ctx, e)
+	if err != nil {
+		c.log.Warn("closing connection: proposal failed", "op", it.op.String(), "err", err)
+		return nil, false
+	}
+	it.call = call
+	return it, true
+}
+
+// authenticate handles an auth packet at once, as ZooKeeper does; the reply
+// still goes out in order. A failed auth closes the connection.
+func (c *conn) authenticate(it *item, r *proto.AuthPacket) (*item, bool) {
+	switch r.Scheme {
+	case acl.Digest:
+		id := acl.DigestFromAuth(r.Auth)
+		ids := []proto.ID{{Scheme: acl.Digest, ID: id}}
+		if c.s.cfg.SuperDigest != "" && id == c.s.cfg.SuperDigest {
+			ids = append([]proto.ID{{Scheme: acl.Super, ID: ""}}, ids...)
+		}
+		c.addAuth(ids...)
+		return it, true
+	case acl.IP:
+		c.addAuth(proto.ID{Scheme: acl.IP, ID: c.ip})
+		return it, true
+	}
+	c.log.Warn("authentication failed: unknown scheme", "scheme", r.Scheme)
+	it.err, it.close = proto.ErrAuthFailed, true
+	return it, false
+}
+
+// writeEntry returns the log entry for a write request, or nil for a read.
+func (c *conn) writeEntry(op proto.OpCode, req proto.Request) *fsm.Entry {
+	e := &fsm.Entry{Type: fsm.EntryTxn, Session: c.sessionID, Time: time.Now().UnixMilli()}
+	switch r := req.(type) {
+	case *proto.CreateRequest:
+		e.Ops = []fsm.Op{{Op: op, Path: r.Path, Data: r.Data, ACL: r.ACL, Flags: r.Flags}}
+	case *proto.CreateTTLRequest:
+		e.Ops = []fsm.Op{{Op: op, Path: r.Path, Data: r.Data, ACL: r.ACL, Flags: r.Flags, TTL: r.TTL}}
+	case *proto.DeleteRequest:
+		e.Ops = []fsm.Op{{Op: op, Path: r.Path, Version: r.Version}}
+	case *proto.SetDataRequest:
+		e.Ops = []fsm.Op{{Op: op, Path: r.Path, Data: r.Data, Version: r.Version}}
+	case *proto.SetACLRequest:
+		e.Ops = []fsm.Op{{Op: op, Path: r.Path, ACL: r.ACL, Version: r.Version}}
+	case *proto.DeleteContainerRequest:
+		e.Ops = []fsm.Op{{Op: op, Path: r.Path}}
+	case *proto.MultiRequest:
+		if op != proto.OpMulti {
+			return nil
+		}
+		e.Multi = true
+		e.Ops = make([]fsm.Op, len(r.Ops))
+		for i, m := range r.Ops {
+			e.Ops[i] = fsm.Op{Op: m.Op, Path: m.Path, Data: m.Data, ACL: m.ACL, Flags: m.Flags, TTL: m.TTL, Version: m.Version}
+		}
+	default:
+		return nil
+	}
+	e.Auth = c.authIDs()
+	return e
+}
+
+// respond completes items in arrival order.
+func (c *conn) respond() {
+	defer c.out.flushAndClose()
+	defer c.drainItems()
+	for it := range c.items {
+		if it.call != nil {
+			select {
+			case <-it.call.done:
+			case <-c.done:
+				<-c.s.outstanding
+				return
+			}
+			c.send(c.writeReply(it))
+		} else if it.reply != nil {
+			c.send(it.reply)
+		} else if it.err != proto.ErrOK || it.op == proto.OpPing {
+			hdr := proto.ReplyHeader{Xid: it.xid, Zxid: c.s.lastZxid(), Err: it.err}
+			if it.op == proto.OpAuth || it.xid == proto.XidAuth {
+				hdr.Zxid = 0
+			}
+			c.send(proto.AppendReplyFrame(nil, hdr, nil))
+		} else if it.op == proto.OpAuth {
+			c.send(proto.AppendReplyFrame(nil, proto.ReplyHeader{Xid: it.xid}, nil))
+		} else {
+			c.s.read(c, it)
+		}
+		c.stats.record(it, time.Since(it.received))
+		c.s.stats.record(time.Since(it.received))
+		<-c.s.outstanding
+		if it.close {
+			c.out.flushAndClose()
+			return
+		}
+	}
+}
+
+// drainItems releases the outstanding slots of items never answered.
+func (c *conn) drainItems() {
+	for range c.items {
+		<-c.s.outstanding
+	}
+}
+
+// writeReply builds the reply of an applied write.
+func (c *conn) writeReply(it *item) []byte {
+	res := &it.call.res
+	hdr := proto.ReplyHeader{Xid: it.xid, Zxid: res.Zxid, Err: res.Err}
+	if res.Err != proto.ErrOK || it.op == proto.OpCloseSession {
+		if hdr.Zxid == 0 {
+			hdr.Zxid = c.s.lastZxid()
+		}
+		return proto.AppendReplyFrame(nil, hdr, nil)
+	}
+	var resp proto.Response
+	switch it.op {
+	case proto.OpCreate:
+		resp = &proto.CreateResponse{Path: res.Ops[0].Path}
+	case proto.OpCreate2, proto.OpCreateContainer, proto.OpCreateTTL:
+		resp = &proto.Create2Response{Path: res.Ops[0].Path, Stat: res.Ops[0].Stat}
+	case proto.OpSetData, proto.OpSetACL:
+		resp = &proto.StatResponse{Stat: res.Ops[0].Stat}
+	case proto.OpMulti:
+		mr := &proto.MultiResponse{Results: make([]proto.MultiResult, len(res.Ops))}
+		for i, o := range res.Ops {
+			r := proto.MultiResult{Op: o.Op, Err: o.Err, Path: o.Path}
+			switch o.Op {
+			case proto.OpCreate2, proto.OpCreateContainer, proto.OpCreateTTL, proto.OpSetData:
+				st := o.Stat
+				r.Stat = &st
+			}
+			mr.Results[i] = r
+		}
+		resp = mr
+	}
+	return proto.AppendReplyFrame(nil, hdr, resp)
+}
+
+// handshake reads the ConnectRequest and opens or resumes a session. It
+// reports whether the connection goes on.
+func (c *conn) handshake(frame []byte) bool {
+	var req proto.ConnectRequest
+	if err := proto.Unmarshal(frame, &req); err != nil {
+		c.log.Warn("closing connection: malformed connect request", "err", err)
+		return false
+	}
+	if last := c.s.lastZxid(); req.LastZxidSeen > last {
+		c.log.Warn("refusing client: it has seen a later zxid than this server (client must try another server)",
+			"client_zxid", fmt.Sprintf("0x%x", req.LastZxidSeen), "server_zxid", fmt.Sprintf("0x%x", last))
+		return false
+	}
+	timeout := c.s.negotiateTimeout(req.TimeOut)
+	resp := proto.ConnectResponse{TimeOut: timeout, OmitReadOnly: req.OmitReadOnly}
+	if req.SessionID == 0 {
+		id, passwd := c.s.newSessionID()
+		ctx, cancel := context.WithTimeout(c.s.ctx, c.s.cfg.HandshakeTimeout)
+		call, err := c.s.propose(ctx, &fsm.Entry{Type: fsm.EntryCreateSession, Session: id,
+			Timeout: timeout, Passwd: passwd, Time: time.Now().UnixMilli()})
+		if err == nil {
+			select {
+			case <-call.done:
+			case <-ctx.Done():
+				err = ctx.Err()
+			}
+		}
+		cancel()
+		if err != nil {
+			c.log.Warn("closing connection: creating session failed", "err", err)
+			return false
+		}
+		resp.SessionID, resp.Passwd = id, passwd
+		c.log.Info("session established", "session", fmt.Sprintf("0x%x", id), "timeout", timeout)
+	} else {
+		c.s.mu.RLock()
+		ss := c.s.fsm.Session(req.SessionID)
+		valid := ss != nil && bytes.Equal(ss.Passwd, req.Passwd)
+		c.s.mu.RUnlock()
+		entry := c.s.tracker.Get(req.SessionID)
+		if !valid || entry == nil {
+			c.log.Info("refusing reconnect: session expired or password wrong", "session", fmt.Sprintf("0x%x", req.SessionID))
+			dead := proto.ConnectResponse{Passwd: make([]byte, 16), OmitReadOnly: req.OmitReadOnly}
+			c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.HandshakeTimeout))
+			c.nc.Write(proto.AppendRecordFrame(nil, &dead))
+			return false
+		}
+		resp.SessionID, resp.Passwd = req.SessionID, req.Passwd
+		c.log.Info("session reattached", "session", fmt.Sprintf("0x%x", req.SessionID), "timeout", timeout)
+	}
+	c.sessionID, c.timeout = resp.SessionID, timeout
+	c.entry = c.s.tracker.Get(c.sessionID)
+	if c.entry == nil {
+		// Expired between apply and here.
+		return false
+	}
+	c.s.tracker.SetTimeout(c.entry, time.Duration(timeout)*time.Millisecond, time.Now())
+	c.s.attach(c)
+	c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.HandshakeTimeout))
+	if _, err := c.nc.Write(proto.AppendRecordFrame(nil, &resp)); err != nil {
+		return false
+	}
+	c.nc.SetWriteDeadline(time.Time{})
+	return true
+}
+
+func (s *Server) negotiateTimeout(requested int32) int32 {
+	t := int64(requested)
+	lo, hi := s.cfg.MinSessionTimeout.Milliseconds(), s.cfg.MaxSessionTimeout.Milliseconds()
+	if t < lo {
+		t = lo
+	}
+	if t > hi {
+		t = hi
+	}
+	return int32(t)
+}
+
+// writeLoop drains the outbound queue onto the socket.
+func (c *conn) writeLoop() {
+	defer c.close()
+	var bufs [][]byte
+	for {
+		var ok, closing bool
+		bufs, ok, closing = c.out.take(bufs[:0], c.done)
+		if !ok {
+			return
+		}
+		nb := net.Buffers(bufs)
+		if _, err := nb.WriteTo(c.nc); err != nil {
+			return
+		}
+		for i := range bufs {
+			bufs[i] = nil
+		}
+		if closing && c.out.empty() {
+			return
+		}
+	}
+}

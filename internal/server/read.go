@@ -1,0 +1,255 @@
+package server
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/paddockhq/paddock/internal/acl"
+	"github.com/paddockhq/paddock/internal/proto"
+	"github.com/paddockhq/paddock/internal/tree"
+	"github.com/paddockhq/paddock/internal/watch"
+)
+
+// read answers a request that does not change the replicated state. It holds
+// the state lock while it reads, registers watches and queues the reply, so
+// no event for a later change can overtake the reply (see the package doc).
+func (s *Server) read(c *conn, it *item) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	hdr := proto.ReplyHeader{Xid: it.xid, Zxid: s.fsm.LastZxid()}
+	resp, code := s.readOp(c, it)
+	hdr.Err = code
+	c.send(proto.AppendReplyFrame(nil, hdr, resp))
+}
+
+func (s *Server) readOp(c *conn, it *item) (proto.Response, proto.ErrCode) {
+	t := s.fsm.Tree()
+	auth := c.authIDs()
+	switch r := it.req.(type) {
+	case *proto.ExistsRequest:
+		if strings.IndexByte(r.Path, 0) >= 0 {
+			return nil, proto.ErrBadArguments
+		}
+		n := t.Get(r.Path)
+		if n == nil {
+			// The watch is set even though the node is missing: it fires on
+			// creation.
+			if r.Watch {
+				s.watches.Add(r.Path, watch.Data, c)
+			}
+			return nil, proto.ErrNoNode
+		}
+		if !acl.Allowed(t.ACL(n), proto.PermRead, auth) {
+			return nil, proto.ErrNoAuth
+		}
+		if r.Watch {
+			s.watches.Add(r.Path, watch.Data, c)
+		}
+		return &proto.StatResponse{Stat: n.Stat()}, proto.ErrOK
+	case *proto.GetDataRequest:
+		n, code := s.readable(t, r.Path, proto.PermRead, auth)
+		if code != proto.ErrOK {
+			return nil, code
+		}
+		if r.Watch {
+			s.watches.Add(r.Path, watch.Data, c)
+		}
+		return &proto.GetDataResponse{Data: n.Data, Stat: n.Stat()}, proto.ErrOK
+	case *proto.GetChildrenRequest:
+		n, code := s.readable(t, r.Path, proto.PermRead, auth)
+		if code != proto.ErrOK {
+			return nil, code
+		}
+		if r.Watch {
+			s.watches.Add(r.Path, watch.Child, c)
+		}
+		return &proto.GetChildrenResponse{Children: n.Children()}, proto.ErrOK
+	case *proto.GetChildren2Request:
+		n, code := s.readable(t, r.Path, proto.PermRead, auth)
+		if code != proto.ErrOK {
+			return nil, code
+		}
+		if r.Watch {
+			s.watches.Add(r.Path, watch.Child, c)
+		}
+		return &proto.GetChildren2Response{Children: n.Children(), Stat: n.Stat()}, proto.ErrOK
+	case *proto.GetACLRequest:
+		n, code := s.readable(t, r.Path, proto.PermRead|proto.PermAdmin, auth)
+		if code != proto.ErrOK {
+			return nil, code
+		}
+		list := t.ACL(n)
+		if !acl.Allowed(list, proto.PermAdmin, auth) {
+			// Without ADMIN the digest hashes are masked, as ZooKeeper does.
+			masked := make([]proto.ACL, len(list))
+			for i, a := range list {
+				if a.ID.Scheme == acl.Digest {
+					if j := strings.IndexByte(a.ID.ID, ':'); j >= 0 {
+						a.ID.ID = a.ID.ID[:j] + ":x"
+					}
+				}
+				masked[i] = a
+			}
+			list = masked
+		}
+		return &proto.GetACLResponse{ACL: list, Stat: n.Stat()}, proto.ErrOK
+	case *proto.SyncRequest:
+		// In standalone every write this session made is applied by the time
+		// the responder reaches the sync.
+		return &proto.SyncResponse{Path: r.Path}, proto.ErrOK
+	case *proto.GetEphemeralsRequest:
+		all := t.Ephemerals(c.sessionID)
+		prefix := strings.TrimSpace(r.PrefixPath)
+		out := make([]string, 0, len(all))
+		for _, p := range all {
+			if prefix == "" || prefix == "/" || strings.HasPrefix(p, r.PrefixPath) {
+				out = append(out, p)
+			}
+		}
+		return &proto.GetEphemeralsResponse{Ephemerals: out}, proto.ErrOK
+	case *proto.GetAllChildrenNumberRequest:
+		n, code := s.readable(t, r.Path, proto.PermRead, auth)
+		if code != proto.ErrOK {
+			return nil, code
+		}
+		return &proto.GetAllChildrenNumberResponse{TotalNumber: int32(tree.CountDescendants(n))}, proto.ErrOK
+	case *proto.CheckWatchesRequest:
+		if !s.watches.Contains(c, r.Path, r.Type) {
+			return nil, proto.ErrNoWatcher
+		}
+		return nil, proto.ErrOK
+	case *proto.RemoveWatchesRequest:
+		if !s.watches.Remove(c, r.Path, r.Type) {
+			return nil, proto.ErrNoWatcher
+		}
+		return nil, proto.ErrOK
+	case *proto.AddWatchRequest:
+		kind, err := watch.ParseAddWatchMode(r.Mode)
+		if err != nil {
+			return nil, proto.ErrBadArguments
+		}
+		s.watches.Add(r.Path, kind, c)
+		return &proto.ErrorResponse{Err: proto.ErrOK}, proto.ErrOK
+	case *proto.SetWatches:
+		s.setWatches(c, r.RelativeZxid, r.DataWatches, r.ExistWatches, r.ChildWatches, nil, nil)
+		return nil, proto.ErrOK
+	case *proto.SetWatches2:
+		s.setWatches(c, r.RelativeZxid, r.DataWatches, r.ExistWatches, r.ChildWatches,
+			r.PersistentWatches, r.PersistentRecursiveWatches)
+		return nil, proto.ErrOK
+	case *proto.MultiRequest:
+		return s.multiRead(c, r), proto.ErrOK
+	case *proto.Empty:
+		if it.op == proto.OpWhoAmI {
+			return whoAmI(auth), proto.ErrOK
+		}
+	}
+	return nil, proto.ErrUnimplemented
+}
+
+// readable looks a node up and checks perm against its ACL.
+func (s *Server) readable(t *tree.Tree, path string, perm int32, auth []proto.ID) (*tree.Node, proto.ErrCode) {
+	n := t.Get(path)
+	if n == nil {
+		return nil, proto.ErrNoNode
+	}
+	if !acl.Allowed(t.ACL(n), perm, auth) {
+		return nil, proto.ErrNoAuth
+	}
+	return n, proto.ErrOK
+}
+
+func (s *Server) multiRead(c *conn, r *proto.MultiRequest) *proto.MultiResponse {
+	t := s.fsm.Tree()
+	auth := c.authIDs()
+	out := &proto.MultiResponse{Results: make([]proto.MultiResult, len(r.Ops))}
+	for i, op := range r.Ops {
+		n, code := s.readable(t, op.Path, proto.PermRead, auth)
+		if code != proto.ErrOK {
+			out.Results[i] = proto.MultiResult{Op: proto.OpError, Err: code}
+			continue
+		}
+		st := n.Stat()
+		if op.Op == proto.OpGetData {
+			out.Results[i] = proto.MultiResult{Op: op.Op, Data: n.Data, Stat: &st}
+		} else {
+			out.Results[i] = proto.MultiResult{Op: op.Op, Children: n.Children()}
+		}
+	}
+	return out
+}
+
+// whoAmI lists the connection's identities as ZooKeeper reports them: the
+// user name for digest, the address for ip; the super marker is not shown.
+func whoAmI(auth []proto.ID) *proto.WhoAmIResponse {
+	out := &proto.WhoAmIResponse{ClientInfo: make([]proto.ClientInfo, 0, len(auth))}
+	for _, id := range auth {
+		user := id.ID
+		switch id.Scheme {
+		case acl.Super:
+			continue
+		case acl.Digest:
+			if i := strings.IndexByte(user, ':'); i >= 0 {
+				user = user[:i]
+			}
+		}
+		out.ClientInfo = append(out.ClientInfo, proto.ClientInfo{AuthScheme: id.Scheme, User: user})
+	}
+	return out
+}
+
+// setWatches re-registers a reconnecting client's watches with ZooKeeper's
+// relativeZxid rules (DataTree.setWatches): a watch whose event the client
+// missed fires at once (zxid -1), the others are armed again. Persistent
+// watches are only re-armed.
+func (s *Server) setWatches(c *conn, rel int64, data, exist, child, persistent, recursive []string) {
+	t := s.fsm.Tree()
+	fire := func(typ proto.EventType, path string, n *tree.Node) {
+		if n != nil && !c.canRead(t.ACL(n)) {
+			return
+		}
+		c.Notify(proto.WatcherEvent{Type: typ, State: proto.StateSyncConnected, Path: path}, -1)
+	}
+	for _, p := range data {
+		n := t.Get(p)
+		switch {
+		case n == nil:
+			fire(proto.EventNodeDeleted, p, nil)
+		case n.Mzxid > rel:
+			fire(proto.EventNodeDataChanged, p, n)
+		default:
+			s.watches.Add(p, watch.Data, c)
+		}
+	}
+	for _, p := range exist {
+		if n := t.Get(p); n != nil {
+			fire(proto.EventNodeCreated, p, n)
+		} else {
+			s.watches.Add(p, watch.Data, c)
+		}
+	}
+	for _, p := range child {
+		n := t.Get(p)
+		switch {
+		case n == nil:
+			fire(proto.EventNodeDeleted, p, nil)
+		case n.Pzxid > rel:
+			fire(proto.EventNodeChildrenChanged, p, n)
+		default:
+			s.watches.Add(p, watch.Child, c)
+		}
+	}
+	for _, p := range persistent {
+		s.watches.Add(p, watch.Persistent, c)
+	}
+	for _, p := range recursive {
+		s.watches.Add(p, watch.PersistentRecursive, c)
+	}
+}
+
+// sortedCopy returns a sorted copy, for stable introspection output.
+func sortedCopy(in []string) []string {
+	out := append([]string(nil), in...)
+	sort.Strings(out)
+	return out
+}

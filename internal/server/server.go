@@ -1,0 +1,348 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/paddockhq/paddock/internal/config"
+	"github.com/paddockhq/paddock/internal/fsm"
+	"github.com/paddockhq/paddock/internal/proto"
+	"github.com/paddockhq/paddock/internal/raftnode"
+	"github.com/paddockhq/paddock/internal/session"
+	"github.com/paddockhq/paddock/internal/watch"
+)
+
+// Version is the ZooKeeper-compatible version string reported by srvr and
+// envi: clients such as kazoo parse the leading ZooKeeper version.
+const Version = "3.9.3-paddock"
+
+// Server is one Paddock server.
+type Server struct {
+	cfg *config.Config
+	log *slog.Logger
+
+	// mu serialises apply with reads of the state machine.
+	mu      sync.RWMutex
+	fsm     *fsm.Machine
+	watches *watch.Registry
+	tracker *session.Tracker
+	node    *raftnode.Node
+	ln      net.Listener
+
+	// zxid is the last applied zxid, readable without the state lock.
+	zxid atomic.Int64
+
+	pendMu  sync.Mutex
+	pending map[uint64]*call
+	reqSeq  atomic.Uint64
+	sessSeq atomic.Int64
+
+	connMu    sync.Mutex
+	conns     map[*conn]struct{}
+	perIP     map[string]int
+	bySession map[int64]*conn
+
+	outstanding chan struct{}
+	stats       stats
+	started     time.Time
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	closed atomic.Bool
+}
+
+// call is a proposal waiting to be applied.
+type call struct {
+	done chan struct{}
+	res  fsm.Result
+}
+
+// New returns a server for cfg. It validates the configuration but opens
+// nothing; Start does.
+func New(cfg *config.Config, logger *slog.Logger) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{
+		cfg:         cfg,
+		log:         logger,
+		fsm:         fsm.New(fsm.Options{ExtendedTypes: cfg.ExtendedTypesEnabled}),
+		watches:     watch.New(),
+		tracker:     session.NewTracker(cfg.TickTime),
+		pending:     make(map[uint64]*call),
+		conns:       make(map[*conn]struct{}),
+		perIP:       make(map[string]int),
+		bySession:   make(map[int64]*conn),
+		outstanding: make(chan struct{}, max(cfg.GlobalOutstandingLimit, 1)),
+		ctx:         ctx,
+		cancel:      cancel,
+	}
+	return s, nil
+}
+
+// Start opens the data directory, recovers the state from the snapshot and
+// the log, starts listening and starts the background work.
+func (s *Server) Start() error {
+	s.started = time.Now()
+	for _, d := range []string{s.cfg.DataDir, s.cfg.DataLogDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("server: data directory: %w", err)
+		}
+	}
+	// Session ids as ZooKeeper makes them: server id in the top byte, then
+	// the start time, then a counter.
+	s.sessSeq.Store(s.cfg.ServerID<<56 | int64(uint64(time.Now().UnixMilli())<<24>>8))
+	node, err := raftnode.Start(raftnode.Config{
+		ID:               uint64(s.cfg.ServerID),
+		DataDir:          filepath.Join(s.cfg.DataDir, "snap"),
+		LogDir:           filepath.Join(s.cfg.DataLogDir, "wal"),
+		TickInterval:     tickInterval(s.cfg.TickTime),
+		SnapCount:        uint64(s.cfg.SnapCount),
+		SnapRetainCount:  s.cfg.AutopurgeSnapRetainCount,
+		MaxProposalBytes: s.cfg.JuteMaxBuffer + 64*1024,
+		Logger:           s.log.With("component", "raft"),
+	}, (*machine)(s))
+	if err != nil {
+		return err
+	}
+	s.node = node
+	ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
+	defer cancel()
+	if err := node.WaitLeader(ctx); err != nil {
+		node.Close()
+		return fmt.Errorf("server: waiting for raft leadership: %w", err)
+	}
+	// Every session recovered from the log gets a fresh timeout.
+	now := time.Now()
+	s.mu.RLock()
+	for _, ss := range s.fsm.Sessions() {
+		s.tracker.Add(ss.ID, time.Duration(ss.Timeout)*time.Millisecond, now)
+	}
+	s.mu.RUnlock()
+
+	addr := net.JoinHostPort(s.cfg.ClientPortAddress, strconv.Itoa(s.cfg.ClientPort))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		node.Close()
+		return fmt.Errorf("server: listen on %s: %w", addr, err)
+	}
+	s.ln = ln
+	s.log.Info("serving", "addr", ln.Addr().String(), "zxid", fmt.Sprintf("0x%x", s.lastZxid()),
+		"sessions", s.tracker.Len(), "nodes", s.nodeCount())
+	s.wg.Add(3)
+	go s.acceptLoop()
+	go s.expiryLoop()
+	go s.reaperLoop()
+	return nil
+}
+
+func tickInterval(tick time.Duration) time.Duration {
+	// raft ticks faster than ZooKeeper's tickTime so a standalone server
+	// elects itself quickly; the ensemble issue derives timeouts from it.
+	t := tick / 10
+	if t < 10*time.Millisecond {
+		t = 10 * time.Millisecond
+	}
+	return t
+}
+
+// Addr returns the client listener's address.
+func (s *Server) Addr() net.Addr {
+	if s.ln == nil {
+		return nil
+	}
+	return s.ln.Addr()
+}
+
+// Close stops serving, closes every connection and waits for the server's
+// goroutines. Sessions stay open in the log: clients that reconnect to the
+// restarted server within their timeout keep them.
+func (s *Server) Close() error {
+	if !s.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	s.cancel()
+	if s.ln != nil {
+		s.ln.Close()
+	}
+	s.connMu.Lock()
+	for c := range s.conns {
+		c.close()
+	}
+	s.connMu.Unlock()
+	s.wg.Wait()
+	var err error
+	if s.node != nil {
+		err = s.node.Close()
+	}
+	s.pendMu.Lock()
+	for id, c := range s.pending {
+		delete(s.pending, id)
+		c.res.Err = proto.ErrConnectionLoss
+		close(c.done)
+	}
+	s.pendMu.Unlock()
+	return err
+}
+
+func (s *Server) lastZxid() int64 { return s.zxid.Load() }
+
+func (s *Server) nodeCount() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.fsm.Tree().NodeCount()
+}
+
+var errStopped = errors.New("server: stopped")
+
+// propose sends e through the log and returns a call completed when it has
+// been applied.
+func (s *Server) propose(ctx context.Context, e *fsm.Entry) (*call, error) {
+	if s.closed.Load() {
+		return nil, errStopped
+	}
+	id := uint64(s.cfg.ServerID)<<48 | s.reqSeq.Add(1)&(1<<48-1)
+	e.ReqID = id
+	c := &call{done: make(chan struct{})}
+	s.pendMu.Lock()
+	s.pending[id] = c
+	s.pendMu.Unlock()
+	if err := s.node.Propose(ctx, e.Encode(nil)); err != nil {
+		s.pendMu.Lock()
+		delete(s.pending, id)
+		s.pendMu.Unlock()
+		return nil, err
+	}
+	return c, nil
+}
+
+// newSessionID returns a fresh session id and password.
+func (s *Server) newSessionID() (int64, []byte) {
+	passwd := make([]byte, 16)
+	rand.Read(passwd)
+	return s.sessSeq.Add(1), passwd
+}
+
+// machine adapts the server to raftnode.StateMachine: it applies entries under
+// the state lock and fans the results out to watches, sessions and waiting
+// requests.
+type machine Server
+
+func (m *machine) Apply(index, term uint64, data []byte) {
+	s := (*Server)(m)
+	if len(data) == 0 {
+		s.mu.Lock()
+		s.fsm.ApplyEmpty(index)
+		s.zxid.Store(int64(index))
+		s.mu.Unlock()
+		return
+	}
+	s.mu.Lock()
+	res := s.fsm.Apply(index, data)
+	s.zxid.Store(res.Zxid)
+	for i := range res.Changes {
+		ch := &res.Changes[i]
+		s.watches.Trigger(ch.Type, ch.Path, res.Zxid, func(w watch.Watcher) bool {
+			return w.(*conn).canRead(ch.ACL)
+		})
+	}
+	switch res.Type {
+	case fsm.EntryCreateSession:
+		if ss := s.fsm.Session(res.Session); ss != nil {
+			s.tracker.Add(ss.ID, time.Duration(ss.Timeout)*time.Millisecond, time.Now())
+		}
+	case fsm.EntryCloseSession:
+		s.tracker.Remove(res.Session)
+	}
+	s.mu.Unlock()
+	if res.Type == fsm.EntryCloseSession && res.Err == proto.ErrOK {
+		s.sessionClosed(res.Session)
+	}
+	if res.ReqID != 0 {
+		s.pendMu.Lock()
+		c := s.pending[res.ReqID]
+		delete(s.pending, res.ReqID)
+		s.pendMu.Unlock()
+		if c != nil {
+			c.res = res
+			close(c.done)
+		}
+	}
+}
+
+func (m *machine) Snapshot() (func(io.Writer) error, error) {
+	s := (*Server)(m)
+	s.mu.RLock()
+	data := s.fsm.AppendSnapshot(nil)
+	s.mu.RUnlock()
+	return func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	}, nil
+}
+
+func (m *machine) Restore(r io.Reader) error {
+	s := (*Server)(m)
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.fsm.Restore(data); err != nil {
+		return err
+	}
+	s.zxid.Store(s.fsm.LastZxid())
+	return nil
+}
+
+// sessionClosed drops the connection of a session that was closed or expired.
+// A connection that asked for the close finishes it itself, after it has
+// sent the reply.
+func (s *Server) sessionClosed(id int64) {
+	s.connMu.Lock()
+	c := s.bySession[id]
+	s.connMu.Unlock()
+	if c != nil && !c.closeRequested.Load() {
+		c.close()
+	}
+}
+
+// expiryLoop proposes the close of every session whose deadline passed.
+func (s *Server) expiryLoop() {
+	defer s.wg.Done()
+	t := time.NewTicker(s.cfg.TickTime)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case now := <-t.C:
+			for _, id := range s.tracker.Expired(now) {
+				s.log.Info("expiring session", "session", fmt.Sprintf("0x%x", id))
+				ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+				_, err := s.propose(ctx, &fsm.Entry{Type: fsm.EntryCloseSession, Session: id, Time: now.UnixMilli()})
+				cancel()
+				if err != nil && !s.closed.Load() {
+					s.log.Warn("proposing session expiry failed", "session", fmt.Sprintf("0x%x", id), "err", err)
+				}
+			}
+		}
+	}
+}

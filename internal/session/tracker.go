@@ -1,0 +1,180 @@
+// Package session tracks session liveness on the server that decides expiry
+// (the leader; in standalone, the only server): when each session's deadline
+// falls, grouped into deadline buckets one tick wide as ZooKeeper's
+// ExpiryQueue groups them, so a tick expires whole buckets and touching a
+// session usually costs one atomic comparison.
+//
+// The tracker only reports expired sessions; closing them is a log entry the
+// caller proposes. It reads no clock of its own: callers pass the time.
+package session
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Tracker holds session deadlines. It is safe for concurrent use.
+type Tracker struct {
+	tick time.Duration
+
+	mu       sync.Mutex
+	sessions map[int64]*Entry
+	buckets  map[int64]map[int64]*Entry // bucket time (unix ms) → sessions
+}
+
+// Entry is one tracked session. Keep it to touch without a map lookup.
+type Entry struct {
+	ID      int64
+	timeout atomic.Int64 // milliseconds
+	bucket  atomic.Int64 // unix ms of the bucket it sits in
+	gone    atomic.Bool
+}
+
+// Timeout returns the session's timeout.
+func (e *Entry) Timeout() time.Duration { return time.Duration(e.timeout.Load()) * time.Millisecond }
+
+// Deadline returns the time the session expires unless touched.
+func (e *Entry) Deadline() time.Time { return time.UnixMilli(e.bucket.Load()) }
+
+// NewTracker returns a tracker with buckets tick wide.
+func NewTracker(tick time.Duration) *Tracker {
+	if tick <= 0 {
+		tick = time.Second
+	}
+	return &Tracker{tick: tick, sessions: make(map[int64]*Entry), buckets: make(map[int64]map[int64]*Entry)}
+}
+
+// roundUp returns the bucket for a deadline: the next multiple of the tick.
+func (t *Tracker) roundUp(deadline time.Time) int64 {
+	tick := t.tick.Milliseconds()
+	ms := deadline.UnixMilli()
+	return (ms/tick + 1) * tick
+}
+
+// Add starts tracking a session, or refreshes it if already tracked, with a
+// deadline of now+timeout.
+func (t *Tracker) Add(id int64, timeout time.Duration, now time.Time) *Entry {
+	t.mu.Lock()
+	e := t.sessions[id]
+	if e == nil {
+		e = &Entry{ID: id}
+		t.sessions[id] = e
+	}
+	e.timeout.Store(timeout.Milliseconds())
+	t.move(e, t.roundUp(now.Add(timeout)))
+	t.mu.Unlock()
+	return e
+}
+
+// Get returns the entry of a tracked session, or nil.
+func (t *Tracker) Get(id int64) *Entry {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.sessions[id]
+}
+
+// Touch pushes a session's deadline to now+timeout. It reports false if the
+// session is no longer tracked (closed or expired).
+func (t *Tracker) Touch(e *Entry, now time.Time) bool {
+	if e.gone.Load() {
+		return false
+	}
+	b := t.roundUp(now.Add(e.Timeout()))
+	if e.bucket.Load() >= b {
+		return true
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if e.gone.Load() {
+		return false
+	}
+	t.move(e, b)
+	return true
+}
+
+// SetTimeout changes a session's timeout (a client reconnecting negotiates
+// anew) and touches it.
+func (t *Tracker) SetTimeout(e *Entry, timeout time.Duration, now time.Time) bool {
+	e.timeout.Store(timeout.Milliseconds())
+	return t.Touch(e, now)
+}
+
+func (t *Tracker) move(e *Entry, b int64) {
+	old := e.bucket.Load()
+	if old == b {
+		return
+	}
+	if s := t.buckets[old]; s != nil {
+		delete(s, e.ID)
+		if len(s) == 0 {
+			delete(t.buckets, old)
+		}
+	}
+	s := t.buckets[b]
+	if s == nil {
+		s = make(map[int64]*Entry)
+		t.buckets[b] = s
+	}
+	s[e.ID] = e
+	e.bucket.Store(b)
+}
+
+// Remove stops tracking a session.
+func (t *Tracker) Remove(id int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e := t.sessions[id]
+	if e == nil {
+		return
+	}
+	e.gone.Store(true)
+	delete(t.sessions, id)
+	if s := t.buckets[e.bucket.Load()]; s != nil {
+		delete(s, id)
+		if len(s) == 0 {
+			delete(t.buckets, e.bucket.Load())
+		}
+	}
+}
+
+// Expired returns the sessions whose bucket is at or before now and stops
+// tracking them (a late Touch reports false): the caller proposes their close.
+func (t *Tracker) Expired(now time.Time) []int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ms := now.UnixMilli()
+	var out []int64
+	for b, s := range t.buckets {
+		if b > ms {
+			continue
+		}
+		for id, e := range s {
+			out = append(out, id)
+			e.gone.Store(true)
+			delete(t.sessions, id)
+		}
+		delete(t.buckets, b)
+	}
+	return out
+}
+
+// Len returns the number of tracked sessions.
+func (t *Tracker) Len() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.sessions)
+}
+
+// Snapshot returns the tracked sessions grouped by bucket, for dump.
+func (t *Tracker) Snapshot() map[time.Time][]int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make(map[time.Time][]int64, len(t.buckets))
+	for b, s := range t.buckets {
+		for id := range s {
+			out[time.UnixMilli(b)] = append(out[time.UnixMilli(b)], id)
+		}
+	}
+	return out
+}

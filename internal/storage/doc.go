@@ -1,0 +1,89 @@
+// Package storage keeps Paddock's raft log and snapshots on disk: a
+// write-ahead log (WAL) of raft entries and hard states, and checksummed
+// snapshot files of the state machine. It knows the raftpb types but none of
+// raft's logic; internal/raftnode is its only intended caller.
+//
+// # WAL directory
+//
+// A WAL lives in one directory (ZooKeeper's dataLogDir). It holds segment
+// files named "<seq>-<firstIndex>.wal", both 16 lower-case hex digits: seq
+// counts segments from 0 without gaps, and firstIndex is the raft index the
+// first entry appended to the segment was expected to have (last index + 1
+// when the segment was created). A file "wal.lock" is held with flock(2)
+// while the WAL is open, so two processes cannot append to one log. Files
+// ending in ".wal.tmp" are half-created segments and are removed on open.
+//
+// Every segment starts with a 36-byte header, all integers big-endian:
+//
+//	0  [8]byte  magic "PDCKWAL\n"
+//	8  uint32   format version (1)
+//	12 uint32   flags, 0 (reserved)
+//	16 uint64   seq, equal to the name's
+//	24 uint64   firstIndex, equal to the name's
+//	32 uint32   CRC-32C (Castagnoli) of bytes 0..31
+//
+// followed by records:
+//
+//	0  uint32   payload length n (at most 256 MiB)
+//	4  uint32   CRC-32C of bytes 8..9+n (the type byte and the payload)
+//	8  byte     record type
+//	9  [n]byte  payload
+//
+// Record types: 1 = a raft entry (raftpb.Entry, protobuf), 2 = a raft hard
+// state (raftpb.HardState, protobuf), 3 = a snapshot marker (index and term,
+// two big-endian uint64s) written once the snapshot file with that index is
+// durable. A new segment begins with the current hard state and the latest
+// snapshot marker, so removing older segments never loses them.
+//
+// Version history: 1, the first format. A reader refuses versions it does not
+// know; a change to the header, the record framing or a payload encoding bumps
+// the version and says why here.
+//
+// # Log semantics
+//
+// Entries are appended in the order raft hands them out. An entry whose index
+// is not above the last one written replaces that index and everything after
+// it (a new leader truncated the log), so ReadAll returns, for each index, the
+// entry written last. Save writes a whole batch with one write and at most one
+// fsync: callers put everything of one raft Ready into one call (group
+// commit). The fsync is skipped when the batch changes only the commit index,
+// which raft can recompute; entries, term and vote are always durable when
+// Save returns.
+//
+// # Crash recovery
+//
+// Only the last segment can have a torn tail: a segment is fsynced before the
+// next one is created, and a segment appears under its final name only after
+// its header is durable. OpenWAL checks every record. In the last segment, a
+// bad record (short, bad length, unknown type or CRC mismatch) with no valid
+// record anywhere after it is a torn write: the tail is cut off and the cut is
+// logged. A bad record followed by a valid one, a bad record in an earlier
+// segment, a damaged header or a missing segment is corruption: OpenWAL (or
+// ReadAll) fails with a *CorruptError naming the file and byte offset, and
+// errors.Is(err, ErrCorrupt) holds. Nothing is repaired silently.
+//
+// # Snapshots
+//
+// Snapshot files live in the data directory (ZooKeeper's dataDir), named
+// "<index>-<term>.snap" in 16-digit hex, so lexical order is index order:
+//
+//	0  [8]byte  magic "PDCKSNAP"
+//	8  uint32   format version (1)
+//	12 uint32   m, length of the metadata (at most 1 MiB)
+//	16 [m]byte  raftpb.SnapshotMetadata, protobuf (index, term, ConfState)
+//	   ...      the state machine's bytes (body)
+//	   uint64   body length
+//	   uint32   CRC-32C of every byte before it
+//
+// SaveSnapshot writes to a temporary file, fsyncs, renames it into place and
+// fsyncs the directory, so a snapshot file is either complete or absent (a
+// crash leaves only a temporary file, which RemoveTempSnapshots deletes).
+// LoadNewestSnapshot verifies the checksum and falls back to older snapshots,
+// logging each damaged one.
+//
+// # Concurrency
+//
+// A WAL is owned by one goroutine: its methods must not be called
+// concurrently, except Stats. The snapshot functions are safe to call from
+// any goroutine as long as one directory has one writer.
+package storage

@@ -1,0 +1,479 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+
+	"go.etcd.io/raft/v3/raftpb"
+)
+
+// DefaultSegmentBytes is the segment size at which the WAL starts a new
+// segment when WALOptions.SegmentBytes is zero.
+const DefaultSegmentBytes = 64 << 20
+
+// ErrClosed is returned by the methods of a closed WAL.
+var ErrClosed = errors.New("storage: WAL is closed")
+
+// WALOptions tunes OpenWAL.
+type WALOptions struct {
+	// SegmentBytes is the size a segment may reach before the next Save goes
+	// to a new segment; a single batch is never split, so a segment can be
+	// larger by one batch. Zero means DefaultSegmentBytes.
+	SegmentBytes int64
+	// Logger receives recovery and rollover messages; nil discards them.
+	Logger *slog.Logger
+}
+
+// WALStats are counters for metrics and tests.
+type WALStats struct {
+	Syncs        uint64 // fsyncs of segment files
+	BytesWritten uint64 // bytes appended, headers included
+	Segments     int64  // segment files currently in the directory
+}
+
+// WAL is an open write-ahead log. See the package documentation for its
+// format and recovery rules. A WAL is owned by one goroutine.
+type WAL struct {
+	dir          string
+	logger       *slog.Logger
+	segmentBytes int64
+	lock         *os.File
+
+	segs      []segment // oldest first; the last is open for appending
+	f         *os.File  // the last segment
+	size      int64     // its size in bytes
+	unsynced  bool      // bytes written to f since its last fsync
+	hs        raftpb.HardState
+	marker    SnapshotMarker
+	lastIndex uint64 // index of the last entry written, 0 if none
+	buf       []byte
+	err       error // sticky: a failed write leaves the tail unknown
+	closed    bool
+
+	syncs    atomic.Uint64
+	written  atomic.Uint64
+	segCount atomic.Int64
+}
+
+// OpenWAL opens (or creates) the WAL in dir, checks every segment, and cuts
+// off a torn tail of the last segment, logging it. It fails with a
+// *CorruptError for damage anywhere else.
+func OpenWAL(dir string, opts WALOptions) (*WAL, error) {
+	if opts.SegmentBytes < 0 {
+		return nil, fmt.Errorf("storage: WAL segment size %d is negative", opts.SegmentBytes)
+	}
+	if opts.SegmentBytes == 0 {
+		opts.SegmentBytes = DefaultSegmentBytes
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, fmt.Errorf("storage: creating WAL directory: %w", err)
+	}
+	lock, err := lockFile(filepath.Join(dir, lockName))
+	if err != nil {
+		return nil, err
+	}
+	w := &WAL{dir: dir, logger: logger, segmentBytes: opts.SegmentBytes, lock: lock}
+	if err := w.open(); err != nil {
+		w.release()
+		return nil, err
+	}
+	return w, nil
+}
+
+// open recovers the WAL's state from disk and opens the last segment.
+func (w *WAL) open() error {
+	removed, err := removeTempSegments(w.dir)
+	if err != nil {
+		return err
+	}
+	for _, p := range removed {
+		w.logger.Warn("removed half-created WAL segment", "path", p)
+	}
+	segs, err := listSegments(w.dir)
+	if err != nil {
+		return err
+	}
+	if len(segs) == 0 {
+		return w.createSegment(0, 1)
+	}
+	for i, s := range segs {
+		if err := w.recoverSegment(s, i == len(segs)-1); err != nil {
+			return err
+		}
+	}
+	last := segs[len(segs)-1]
+	f, err := os.OpenFile(last.path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return fmt.Errorf("storage: opening WAL segment for appending: %w", err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		_ = f.Close()
+		return fmt.Errorf("storage: stat of WAL segment: %w", err)
+	}
+	w.segs, w.f, w.size = segs, f, fi.Size()
+	w.segCount.Store(int64(len(segs)))
+	return nil
+}
+
+// recoverSegment checks s, tracks the state it records and, when s is the
+// last segment, truncates a torn tail.
+func (w *WAL) recoverSegment(s segment, last bool) error {
+	data, err := os.ReadFile(s.path)
+	if err != nil {
+		return fmt.Errorf("storage: reading WAL segment: %w", err)
+	}
+	if err := checkSegmentHeader(s, data); err != nil {
+		return err
+	}
+	bad, err := walkSegment(s, data, func(_ int, r *record) error {
+		switch r.typ {
+		case recordEntry:
+			w.lastIndex = r.entry.Index
+		case recordHardState:
+			w.hs = r.hs
+		case recordSnapshot:
+			w.marker = r.marker
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if bad == nil {
+		return nil
+	}
+	if !last {
+		return &CorruptError{Path: s.path, Offset: int64(bad.offset), Err: bad.err}
+	}
+	if at, found := validRecordAfter(data, bad.offset+1); found {
+		return &CorruptError{Path: s.path, Offset: int64(bad.offset),
+			Err: fmt.Errorf("%w, and a valid record follows at offset %d", bad.err, at)}
+	}
+	w.logger.Warn("truncating torn tail of WAL segment",
+		"path", s.path, "offset", bad.offset, "dropped_bytes", len(data)-bad.offset, "reason", bad.err.Error())
+	if err := truncateFile(s.path, int64(bad.offset)); err != nil {
+		return err
+	}
+	return nil
+}
+
+// truncateFile cuts path to size and makes the cut durable.
+func truncateFile(path string, size int64) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("storage: opening %s to truncate its torn tail: %w", path, err)
+	}
+	terr := f.Truncate(size)
+	if terr == nil {
+		terr = f.Sync()
+	}
+	cerr := f.Close()
+	if terr != nil {
+		return fmt.Errorf("storage: truncating torn tail of %s at %d: %w", path, size, terr)
+	}
+	if cerr != nil {
+		return fmt.Errorf("storage: closing %s: %w", path, cerr)
+	}
+	return nil
+}
+
+// ReadAll returns the last hard state, the entries with an index above
+// after (for each index the entry written last) and the last snapshot
+// marker. Pass the index of the snapshot the caller restored, or 0. The
+// entries are contiguous from after+1; a hole is reported as corruption.
+func (w *WAL) ReadAll(after uint64) (hs raftpb.HardState, ents []raftpb.Entry, marker SnapshotMarker, err error) {
+	if w.closed {
+		return hs, nil, marker, ErrClosed
+	}
+	for _, s := range w.segs {
+		data, err := os.ReadFile(s.path)
+		if err != nil {
+			return hs, nil, marker, fmt.Errorf("storage: reading WAL segment: %w", err)
+		}
+		if err := checkSegmentHeader(s, data); err != nil {
+			return hs, nil, marker, err
+		}
+		bad, err := walkSegment(s, data, func(off int, r *record) error {
+			switch r.typ {
+			case recordHardState:
+				hs = r.hs
+			case recordSnapshot:
+				marker = r.marker
+			case recordEntry:
+				var aerr error
+				ents, aerr = appendEntry(ents, r.entry, after)
+				if aerr != nil {
+					return &CorruptError{Path: s.path, Offset: int64(off), Err: aerr}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return hs, nil, marker, err
+		}
+		if bad != nil {
+			// OpenWAL already cut any torn tail; damage now is new.
+			return hs, nil, marker, &CorruptError{Path: s.path, Offset: int64(bad.offset), Err: bad.err}
+		}
+	}
+	return hs, ents, marker, nil
+}
+
+// appendEntry adds e to ents (the entries above after, contiguous), letting
+// e replace the entry with its index and everything after it.
+func appendEntry(ents []raftpb.Entry, e raftpb.Entry, after uint64) ([]raftpb.Entry, error) {
+	if e.Index <= after {
+		// Everything above after that was written before e is superseded.
+		return ents[:0], nil
+	}
+	if len(ents) == 0 {
+		if e.Index != after+1 {
+			return ents, fmt.Errorf("entry %d is the first after index %d: entries %d..%d missing",
+				e.Index, after, after+1, e.Index-1)
+		}
+		return append(ents, e), nil
+	}
+	first, last := ents[0].Index, ents[len(ents)-1].Index
+	if e.Index > last+1 {
+		return ents, fmt.Errorf("entry %d follows entry %d: entries missing", e.Index, last)
+	}
+	return append(ents[:e.Index-first], e), nil
+}
+
+// Save appends ents and then hs (when not empty) with one write, and fsyncs
+// once unless only the commit index changed. Put everything of one raft
+// Ready into one call. A failed write makes every later call fail.
+func (w *WAL) Save(hs raftpb.HardState, ents []raftpb.Entry) error {
+	if err := w.usable(); err != nil {
+		return err
+	}
+	emptyHS := isEmptyHardState(hs)
+	if emptyHS && len(ents) == 0 {
+		return nil
+	}
+	buf := w.buf[:0]
+	var err error
+	for i := range ents {
+		if buf, err = appendMessageRecord(buf, recordEntry, &ents[i]); err != nil {
+			return fmt.Errorf("storage: saving entry %d: %w", ents[i].Index, err)
+		}
+	}
+	if !emptyHS {
+		if buf, err = appendMessageRecord(buf, recordHardState, &hs); err != nil {
+			return err
+		}
+	}
+	mustSync := len(ents) > 0 || hs.Term != w.hs.Term || hs.Vote != w.hs.Vote
+	if err := w.write(buf, mustSync); err != nil {
+		return err
+	}
+	w.buf = buf
+	if !emptyHS {
+		w.hs = hs
+	}
+	if len(ents) > 0 {
+		w.lastIndex = ents[len(ents)-1].Index
+	}
+	return nil
+}
+
+// SaveSnapshotMarker records, durably, that the snapshot m is on disk. Call
+// it after SaveSnapshot returned.
+func (w *WAL) SaveSnapshotMarker(m SnapshotMarker) error {
+	if err := w.usable(); err != nil {
+		return err
+	}
+	buf := appendMarkerRecord(w.buf[:0], m)
+	if err := w.write(buf, true); err != nil {
+		return err
+	}
+	w.buf = buf
+	w.marker = m
+	return nil
+}
+
+// usable reports why the WAL cannot be written, if it cannot.
+func (w *WAL) usable() error {
+	if w.closed {
+		return ErrClosed
+	}
+	return w.err
+}
+
+// write appends b to the last segment, starting a new segment first if b
+// would take the current one past the size limit, and fsyncs if asked.
+func (w *WAL) write(b []byte, sync bool) error {
+	if w.size > segmentHeaderLen && w.size+int64(len(b)) > w.segmentBytes {
+		if err := w.roll(); err != nil {
+			w.err = err
+			return err
+		}
+	}
+	n, err := w.f.Write(b)
+	w.size += int64(n)
+	w.written.Add(uint64(n))
+	if err != nil {
+		w.err = fmt.Errorf("storage: appending to WAL segment %s: %w", w.f.Name(), err)
+		return w.err
+	}
+	w.unsynced = true
+	if sync {
+		return w.sync()
+	}
+	return nil
+}
+
+// sync fsyncs the last segment.
+func (w *WAL) sync() error {
+	if err := w.f.Sync(); err != nil {
+		w.err = fmt.Errorf("storage: fsync of WAL segment %s: %w", w.f.Name(), err)
+		return w.err
+	}
+	w.syncs.Add(1)
+	w.unsynced = false
+	return nil
+}
+
+// roll makes the current segment durable and starts the next one.
+func (w *WAL) roll() error {
+	if w.unsynced {
+		if err := w.sync(); err != nil {
+			return err
+		}
+	}
+	cur := w.segs[len(w.segs)-1]
+	old := w.f
+	if err := w.createSegment(cur.seq+1, w.lastIndex+1); err != nil {
+		return err
+	}
+	if err := old.Close(); err != nil {
+		return fmt.Errorf("storage: closing WAL segment %s: %w", old.Name(), err)
+	}
+	w.logger.Info("started WAL segment", "path", w.segs[len(w.segs)-1].path, "previous", cur.path)
+	return nil
+}
+
+// createSegment writes a new segment (header, current hard state and
+// snapshot marker) under a temporary name, makes it durable, renames it into
+// place and makes it the segment appended to.
+func (w *WAL) createSegment(seq, first uint64) error {
+	s := segment{seq: seq, first: first, path: filepath.Join(w.dir, segmentName(seq, first))}
+	tmp := s.path + ".tmp"
+	b := encodeSegmentHeader(seq, first)
+	var err error
+	if !isEmptyHardState(w.hs) {
+		if b, err = appendMessageRecord(b, recordHardState, &w.hs); err != nil {
+			return err
+		}
+	}
+	if w.marker != (SnapshotMarker{}) {
+		b = appendMarkerRecord(b, w.marker)
+	}
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o640)
+	if err != nil {
+		return fmt.Errorf("storage: creating WAL segment: %w", err)
+	}
+	fail := func(err error) error {
+		_ = f.Close()
+		_ = os.Remove(tmp)
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		return fail(fmt.Errorf("storage: writing WAL segment header to %s: %w", tmp, err))
+	}
+	if err := f.Sync(); err != nil {
+		return fail(fmt.Errorf("storage: fsync of new WAL segment %s: %w", tmp, err))
+	}
+	w.syncs.Add(1)
+	if err := os.Rename(tmp, s.path); err != nil {
+		return fail(fmt.Errorf("storage: renaming new WAL segment: %w", err))
+	}
+	if err := syncDir(w.dir); err != nil {
+		_ = f.Close()
+		return err
+	}
+	w.written.Add(uint64(len(b)))
+	w.segs = append(w.segs, s)
+	w.segCount.Store(int64(len(w.segs)))
+	w.f, w.size, w.unsynced = f, int64(len(b)), false
+	return nil
+}
+
+// ReleaseTo deletes the segments that hold only entries at or below index
+// (the index of the oldest snapshot to keep). The segment being appended to
+// is never deleted.
+func (w *WAL) ReleaseTo(index uint64) error {
+	if err := w.usable(); err != nil {
+		return err
+	}
+	n := 0
+	for n < len(w.segs)-1 && w.segs[n+1].first-1 <= index {
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	for _, s := range w.segs[:n] {
+		if err := os.Remove(s.path); err != nil {
+			return fmt.Errorf("storage: removing WAL segment released up to index %d: %w", index, err)
+		}
+		w.logger.Info("removed WAL segment", "path", s.path, "released_to", index)
+		w.segs = w.segs[1:]
+		w.segCount.Store(int64(len(w.segs)))
+	}
+	return syncDir(w.dir)
+}
+
+// LastIndex returns the index of the last entry written, or 0 if the WAL has
+// none.
+func (w *WAL) LastIndex() uint64 { return w.lastIndex }
+
+// Stats returns the WAL's counters; it may be called from any goroutine.
+func (w *WAL) Stats() WALStats {
+	return WALStats{Syncs: w.syncs.Load(), BytesWritten: w.written.Load(), Segments: w.segCount.Load()}
+}
+
+// Close fsyncs what is not yet durable, closes the files and releases the
+// directory lock. Closing twice returns ErrClosed.
+func (w *WAL) Close() error {
+	if w.closed {
+		return ErrClosed
+	}
+	var err error
+	if w.unsynced && w.err == nil {
+		err = w.sync()
+	}
+	if cerr := w.f.Close(); cerr != nil && err == nil {
+		err = fmt.Errorf("storage: closing WAL segment: %w", cerr)
+	}
+	w.release()
+	w.closed = true
+	return err
+}
+
+// release drops the directory lock.
+func (w *WAL) release() {
+	if w.lock != nil {
+		_ = w.lock.Close()
+		w.lock = nil
+	}
+}
+
+func isEmptyHardState(hs raftpb.HardState) bool { return hs == raftpb.HardState{} }
+
+// compile-time check that the raftpb types satisfy marshaler.
+var (
+	_ marshaler = (*raftpb.Entry)(nil)
+	_ marshaler = (*raftpb.HardState)(nil)
+	_ io.Closer = (*WAL)(nil)
+)

@@ -1,0 +1,76 @@
+package tree
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/paddockhq/paddock/internal/proto"
+)
+
+// ACLRef names an interned ACL list. Many znodes share few distinct lists, so
+// nodes hold a 4-byte reference instead of a copy, as ZooKeeper's
+// ReferenceCountedACLCache does.
+type ACLRef uint32
+
+// aclCache interns ACL lists with reference counts.
+type aclCache struct {
+	lists  map[ACLRef][]proto.ACL
+	counts map[ACLRef]int64
+	byKey  map[string]ACLRef
+	next   ACLRef
+}
+
+func newACLCache() *aclCache {
+	return &aclCache{
+		lists:  make(map[ACLRef][]proto.ACL),
+		counts: make(map[ACLRef]int64),
+		byKey:  make(map[string]ACLRef),
+		next:   1,
+	}
+}
+
+func aclKey(acl []proto.ACL) string {
+	var b strings.Builder
+	for _, a := range acl {
+		b.WriteString(strconv.Itoa(int(a.Perms)))
+		b.WriteByte(0)
+		b.WriteString(a.ID.Scheme)
+		b.WriteByte(0)
+		b.WriteString(a.ID.ID)
+		b.WriteByte(0)
+	}
+	return b.String()
+}
+
+// intern returns the reference for acl, adding one use.
+func (c *aclCache) intern(acl []proto.ACL) ACLRef {
+	k := aclKey(acl)
+	if ref, ok := c.byKey[k]; ok {
+		c.counts[ref]++
+		return ref
+	}
+	ref := c.next
+	c.next++
+	cp := make([]proto.ACL, len(acl))
+	copy(cp, acl)
+	c.lists[ref] = cp
+	c.counts[ref] = 1
+	c.byKey[k] = ref
+	return ref
+}
+
+// release drops one use of ref, forgetting the list when unused.
+func (c *aclCache) release(ref ACLRef) {
+	n := c.counts[ref] - 1
+	if n > 0 {
+		c.counts[ref] = n
+		return
+	}
+	if acl, ok := c.lists[ref]; ok {
+		delete(c.byKey, aclKey(acl))
+	}
+	delete(c.lists, ref)
+	delete(c.counts, ref)
+}
+
+func (c *aclCache) get(ref ACLRef) []proto.ACL { return c.lists[ref] }

@@ -1,0 +1,105 @@
+package tree
+
+import "github.com/paddockhq/paddock/internal/proto"
+
+// Special ephemeralOwner values (ZooKeeper's EphemeralType).
+const (
+	// ContainerOwner marks a container node.
+	ContainerOwner int64 = -0x8000000000000000
+	// ttlMask marks a TTL node; the low bits hold the TTL in milliseconds.
+	ttlMask int64 = -0x100000000000000 // 0xFF00000000000000
+	// MaxTTL is the largest TTL ZooKeeper accepts (0xFFFFFFFFFF ms).
+	MaxTTL int64 = 0xFFFFFFFFFF
+)
+
+// TTLOwner returns the ephemeralOwner stored for a TTL node.
+func TTLOwner(ttl int64) int64 { return ttlMask | ttl }
+
+// Node is one znode. Fields mirror ZooKeeper's StatPersisted; Cversion counts
+// child creations, as ZooKeeper persists it (clients see a derived value).
+type Node struct {
+	Data           []byte
+	Czxid          int64
+	Mzxid          int64
+	Pzxid          int64
+	Ctime          int64
+	Mtime          int64
+	EphemeralOwner int64
+	Version        int32
+	Cversion       int32
+	Aversion       int32
+	ACL            ACLRef
+	children       map[string]*Node
+}
+
+// Kind classifies a node by its ephemeralOwner.
+type Kind uint8
+
+// Node kinds.
+const (
+	Persistent Kind = iota
+	Ephemeral
+	Container
+	TTL
+)
+
+// Kind reports what sort of node n is.
+func (n *Node) Kind() Kind {
+	switch o := n.EphemeralOwner; {
+	case o == 0:
+		return Persistent
+	case o == ContainerOwner:
+		return Container
+	case o < 0 && o&ttlMask == ttlMask:
+		return TTL
+	default:
+		return Ephemeral
+	}
+}
+
+// TTL returns the time-to-live of a TTL node in milliseconds.
+func (n *Node) TTL() int64 {
+	if n.Kind() != TTL {
+		return 0
+	}
+	return n.EphemeralOwner &^ ttlMask
+}
+
+// NumChildren returns the number of children.
+func (n *Node) NumChildren() int { return len(n.children) }
+
+// Child returns the named child or nil.
+func (n *Node) Child(name string) *Node { return n.children[name] }
+
+// Children returns the child names in unspecified order, as ZooKeeper does.
+func (n *Node) Children() []string {
+	out := make([]string, 0, len(n.children))
+	for name := range n.children {
+		out = append(out, name)
+	}
+	return out
+}
+
+// EachChild calls fn for every child.
+func (n *Node) EachChild(fn func(name string, c *Node)) {
+	for name, c := range n.children {
+		fn(name, c)
+	}
+}
+
+// Stat returns the metadata as clients see it: container and TTL nodes show
+// ephemeralOwner 0, and cversion counts child creations and deletions
+// (2*creations - live children), as DataNode.copyStat computes it.
+func (n *Node) Stat() proto.Stat {
+	owner := n.EphemeralOwner
+	if k := n.Kind(); k == Container || k == TTL {
+		owner = 0
+	}
+	nc := int32(len(n.children))
+	return proto.Stat{
+		Czxid: n.Czxid, Mzxid: n.Mzxid, Ctime: n.Ctime, Mtime: n.Mtime,
+		Version: n.Version, Cversion: n.Cversion*2 - nc, Aversion: n.Aversion,
+		EphemeralOwner: owner, DataLength: int32(len(n.Data)), NumChildren: nc,
+		Pzxid: n.Pzxid,
+	}
+}

@@ -1,0 +1,107 @@
+package tree
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/paddockhq/paddock/internal/proto"
+)
+
+// AppendSnapshot appends the tree's serialized form to b: the ACL table, then
+// every node depth-first with parents first (jute primitives):
+//
+//	int nACL, nACL × (int ref, vector<ACL>)
+//	long nNodes, nNodes × (ustring path, buffer data, long czxid, long mzxid,
+//	  long pzxid, long ctime, long mtime, long ephemeralOwner, int version,
+//	  int cversion, int aversion, int aclRef)
+//
+// The enclosing snapshot format carries the version number.
+func (t *Tree) AppendSnapshot(b []byte) []byte {
+	refs := make([]ACLRef, 0, len(t.acls.lists))
+	for ref := range t.acls.lists {
+		refs = append(refs, ref)
+	}
+	sort.Slice(refs, func(i, j int) bool { return refs[i] < refs[j] })
+	b = proto.AppendInt32(b, int32(len(refs)))
+	for _, ref := range refs {
+		b = proto.AppendInt32(b, int32(ref))
+		b = proto.AppendACLs(b, t.acls.lists[ref])
+	}
+	b = proto.AppendInt64(b, int64(t.count))
+	t.Walk(func(path string, n *Node) {
+		b = proto.AppendString(b, path)
+		b = proto.AppendBuffer(b, n.Data)
+		b = proto.AppendInt64(b, n.Czxid)
+		b = proto.AppendInt64(b, n.Mzxid)
+		b = proto.AppendInt64(b, n.Pzxid)
+		b = proto.AppendInt64(b, n.Ctime)
+		b = proto.AppendInt64(b, n.Mtime)
+		b = proto.AppendInt64(b, n.EphemeralOwner)
+		b = proto.AppendInt32(b, n.Version)
+		b = proto.AppendInt32(b, n.Cversion)
+		b = proto.AppendInt32(b, n.Aversion)
+		b = proto.AppendInt32(b, int32(n.ACL))
+	})
+	return b
+}
+
+// DecodeSnapshot rebuilds a tree from AppendSnapshot's output.
+func DecodeSnapshot(d *proto.Decoder) (*Tree, error) {
+	t := newEmpty()
+	nacl := d.Int32()
+	if nacl < 0 || int(nacl) > d.Remaining()/4 {
+		return nil, fmt.Errorf("tree snapshot: bad ACL count %d", nacl)
+	}
+	lists := make(map[ACLRef][]proto.ACL, nacl)
+	for i := int32(0); i < nacl && d.Err() == nil; i++ {
+		ref := ACLRef(d.Int32())
+		lists[ref] = proto.DecodeACLs(d)
+	}
+	count := d.Int64()
+	if count < 1 || count > int64(d.Remaining()) {
+		return nil, fmt.Errorf("tree snapshot: bad node count %d", count)
+	}
+	for i := int64(0); i < count && d.Err() == nil; i++ {
+		path := d.String()
+		n := &Node{Data: d.Buffer()}
+		n.Czxid, n.Mzxid, n.Pzxid = d.Int64(), d.Int64(), d.Int64()
+		n.Ctime, n.Mtime, n.EphemeralOwner = d.Int64(), d.Int64(), d.Int64()
+		n.Version, n.Cversion, n.Aversion = d.Int32(), d.Int32(), d.Int32()
+		ref := ACLRef(d.Int32())
+		if d.Err() != nil {
+			break
+		}
+		acl, ok := lists[ref]
+		if !ok {
+			return nil, fmt.Errorf("tree snapshot: node %q names unknown ACL %d", path, ref)
+		}
+		n.ACL = t.acls.intern(acl)
+		if path == "/" {
+			if t.root != nil {
+				return nil, fmt.Errorf("tree snapshot: root twice")
+			}
+			t.root = n
+			t.count = 1
+			continue
+		}
+		parentPath, name := Parent(path)
+		parent := t.Get(parentPath)
+		if t.root == nil || parent == nil || name == "" || parent.children[name] != nil {
+			return nil, fmt.Errorf("tree snapshot: node %q out of order", path)
+		}
+		if parent.children == nil {
+			parent.children = make(map[string]*Node, 1)
+		}
+		parent.children[name] = n
+		t.count++
+		t.dataSize += int64(len(n.Data) + len(path))
+		t.index(path, n)
+	}
+	if err := d.Err(); err != nil {
+		return nil, fmt.Errorf("tree snapshot: %w", err)
+	}
+	if t.root == nil {
+		return nil, fmt.Errorf("tree snapshot: no root")
+	}
+	return t, nil
+}

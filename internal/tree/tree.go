@@ -1,0 +1,262 @@
+package tree
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/paddockhq/paddock/internal/proto"
+)
+
+// Reserved paths, present in every tree.
+const (
+	ZooKeeperPath = "/zookeeper"
+	QuotaPath     = "/zookeeper/quota"
+	ConfigPath    = "/zookeeper/config"
+)
+
+// Canned ACL lists (ZooDefs.Ids).
+var (
+	OpenACL = []proto.ACL{{Perms: proto.PermAll, ID: proto.ID{Scheme: "world", ID: "anyone"}}}
+	ReadACL = []proto.ACL{{Perms: proto.PermRead, ID: proto.ID{Scheme: "world", ID: "anyone"}}}
+)
+
+// Tree is the data tree. It is not safe for concurrent use; see the package doc.
+type Tree struct {
+	root       *Node
+	count      int
+	dataSize   int64
+	acls       *aclCache
+	ephemerals map[int64]map[string]struct{}
+	containers map[string]struct{}
+	ttls       map[string]struct{}
+}
+
+// New returns a tree holding "/" and ZooKeeper's reserved nodes.
+func New() *Tree {
+	t := newEmpty()
+	t.root = &Node{ACL: t.acls.intern(OpenACL)}
+	t.count = 1
+	t.Create(ZooKeeperPath, nil, OpenACL, 0, 0, 0)
+	t.Create(QuotaPath, nil, OpenACL, 0, 0, 0)
+	t.Create(ConfigPath, nil, ReadACL, 0, 0, 0)
+	// ZooKeeper's reserved nodes do not count as child creations of "/".
+	t.root.Cversion, t.Get(ZooKeeperPath).Cversion = 0, 0
+	return t
+}
+
+func newEmpty() *Tree {
+	return &Tree{
+		acls:       newACLCache(),
+		ephemerals: make(map[int64]map[string]struct{}),
+		containers: make(map[string]struct{}),
+		ttls:       make(map[string]struct{}),
+	}
+}
+
+// Get returns the node at path, or nil. Paths that are not absolute or that
+// contain empty components are never found.
+func (t *Tree) Get(path string) *Node {
+	if path == "" || path[0] != '/' {
+		return nil
+	}
+	n := t.root
+	rest := path[1:]
+	if rest == "" {
+		return n
+	}
+	for {
+		i := strings.IndexByte(rest, '/')
+		name := rest
+		if i >= 0 {
+			name = rest[:i]
+		}
+		n = n.children[name]
+		if n == nil || name == "" {
+			return nil
+		}
+		if i < 0 {
+			return n
+		}
+		rest = rest[i+1:]
+	}
+}
+
+// NodeCount returns the number of znodes, "/" and reserved nodes included.
+func (t *Tree) NodeCount() int { return t.count }
+
+// DataSize approximates the bytes of data held, as ZooKeeper's
+// approximate_data_size (data plus path lengths).
+func (t *Tree) DataSize() int64 { return t.dataSize }
+
+// ACL returns the ACL list of n. The slice is shared: do not modify it.
+func (t *Tree) ACL(n *Node) []proto.ACL { return t.acls.get(n.ACL) }
+
+// Create adds a node at path. The parent must exist and the name must be free.
+// It bumps the parent's child-creation counter and pzxid as ZooKeeper does.
+func (t *Tree) Create(path string, data []byte, acl []proto.ACL, owner, zxid, now int64) *Node {
+	parentPath, name := Parent(path)
+	parent := t.Get(parentPath)
+	n := &Node{
+		Data: data, Czxid: zxid, Mzxid: zxid, Pzxid: zxid, Ctime: now, Mtime: now,
+		EphemeralOwner: owner, ACL: t.acls.intern(acl),
+	}
+	if parent.children == nil {
+		parent.children = make(map[string]*Node, 1)
+	}
+	parent.children[name] = n
+	parent.Cversion++
+	parent.Pzxid = zxid
+	t.count++
+	t.dataSize += int64(len(data) + len(path))
+	t.index(path, n)
+	return n
+}
+
+// Delete removes the node at path, which must exist and have no children. It
+// sets the parent's pzxid to zxid.
+func (t *Tree) Delete(path string, zxid int64) *Node {
+	parentPath, name := Parent(path)
+	parent := t.Get(parentPath)
+	n := parent.children[name]
+	delete(parent.children, name)
+	if len(parent.children) == 0 {
+		parent.children = nil
+	}
+	if zxid > parent.Pzxid {
+		parent.Pzxid = zxid
+	}
+	t.count--
+	t.dataSize -= int64(len(n.Data) + len(path))
+	t.acls.release(n.ACL)
+	t.unindex(path, n)
+	return n
+}
+
+// Reinsert puts back a node removed by Delete, with the ACL list it had (used
+// to undo a delete inside a failed multi). The caller restores the parent's
+// fields.
+func (t *Tree) Reinsert(path string, n *Node, acl []proto.ACL) {
+	parentPath, name := Parent(path)
+	parent := t.Get(parentPath)
+	if parent.children == nil {
+		parent.children = make(map[string]*Node, 1)
+	}
+	parent.children[name] = n
+	t.count++
+	t.dataSize += int64(len(n.Data) + len(path))
+	n.ACL = t.acls.intern(acl)
+	t.index(path, n)
+}
+
+// SetData replaces the data of n.
+func (t *Tree) SetData(n *Node, data []byte, version int32, zxid, now int64) {
+	t.dataSize += int64(len(data) - len(n.Data))
+	n.Data, n.Version, n.Mzxid, n.Mtime = data, version, zxid, now
+}
+
+// SetACL replaces the ACL list of n.
+func (t *Tree) SetACL(n *Node, acl []proto.ACL, aversion int32) {
+	old := n.ACL
+	n.ACL = t.acls.intern(acl)
+	t.acls.release(old)
+	n.Aversion = aversion
+}
+
+func (t *Tree) index(path string, n *Node) {
+	switch n.Kind() {
+	case Ephemeral:
+		s := t.ephemerals[n.EphemeralOwner]
+		if s == nil {
+			s = make(map[string]struct{})
+			t.ephemerals[n.EphemeralOwner] = s
+		}
+		s[path] = struct{}{}
+	case Container:
+		t.containers[path] = struct{}{}
+	case TTL:
+		t.ttls[path] = struct{}{}
+	}
+}
+
+func (t *Tree) unindex(path string, n *Node) {
+	switch n.Kind() {
+	case Ephemeral:
+		if s := t.ephemerals[n.EphemeralOwner]; s != nil {
+			delete(s, path)
+			if len(s) == 0 {
+				delete(t.ephemerals, n.EphemeralOwner)
+			}
+		}
+	case Container:
+		delete(t.containers, path)
+	case TTL:
+		delete(t.ttls, path)
+	}
+}
+
+// Ephemerals returns the paths of the ephemeral nodes owned by session, sorted.
+func (t *Tree) Ephemerals(session int64) []string { return sortedKeys(t.ephemerals[session]) }
+
+// EphemeralCount returns the number of ephemeral nodes.
+func (t *Tree) EphemeralCount() int {
+	n := 0
+	for _, s := range t.ephemerals {
+		n += len(s)
+	}
+	return n
+}
+
+// EphemeralSessions returns the sessions owning ephemerals, for dump.
+func (t *Tree) EphemeralSessions() []int64 {
+	out := make([]int64, 0, len(t.ephemerals))
+	for s := range t.ephemerals {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// Containers returns the container paths, sorted.
+func (t *Tree) Containers() []string { return sortedKeys(t.containers) }
+
+// TTLNodes returns the TTL node paths, sorted.
+func (t *Tree) TTLNodes() []string { return sortedKeys(t.ttls) }
+
+func sortedKeys(m map[string]struct{}) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// CountDescendants returns the number of nodes below n (n excluded).
+func CountDescendants(n *Node) int {
+	total := 0
+	for _, c := range n.children {
+		total += 1 + CountDescendants(c)
+	}
+	return total
+}
+
+// Walk visits every node depth-first, parents before children, children in
+// name order, so the order is deterministic.
+func (t *Tree) Walk(fn func(path string, n *Node)) {
+	walk("/", t.root, fn)
+}
+
+func walk(path string, n *Node, fn func(string, *Node)) {
+	fn(path, n)
+	if len(n.children) == 0 {
+		return
+	}
+	names := make([]string, 0, len(n.children))
+	for name := range n.children {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		walk(Join(path, name), n.children[name], fn)
+	}
+}

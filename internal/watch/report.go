@@ -1,0 +1,95 @@
+package watch
+
+import (
+	"slices"
+	"strings"
+)
+
+// Summary returns what wchs reports: the number of watchers, the number of
+// watched paths and the number of (path, watcher) pairs, counted over
+// ZooKeeper's data table only (Data, Persistent and PersistentRecursive
+// watches; a path watched only by Child watches is not counted), as
+// ZooKeeper's DataTree.dumpWatchesSummary and getWatchesSummary do.
+// It takes time proportional to the number of watches.
+func (r *Registry) Summary() (watchers, paths, total int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.epoch++
+	for _, ps := range r.paths {
+		inTable := false
+		for _, s := range ps.subs {
+			if s.m&dataTable == 0 {
+				continue
+			}
+			inTable = true
+			if s.ws.mark != r.epoch {
+				s.ws.mark = r.epoch
+				watchers++
+			}
+		}
+		if inTable {
+			paths++
+		}
+	}
+	return watchers, paths, r.dataPairs
+}
+
+// ByWatcher calls fn once for every watcher with the sorted paths it watches,
+// for wchc and the watches admin command; like Summary it covers the data
+// table only. The caller maps each watcher to its session id. Watchers come
+// in no particular order. fn runs after the registry's lock is released, on
+// a snapshot taken before the first call, and may call the registry.
+func (r *Registry) ByWatcher(fn func(w Watcher, paths []string)) {
+	type entry struct {
+		w     Watcher
+		paths []string
+	}
+	r.mu.Lock()
+	snap := make([]entry, 0, len(r.watchers))
+	for _, ws := range r.watchers {
+		var paths []string
+		for ps, i := range ws.pairs() {
+			if ps.subs[i].m&dataTable != 0 {
+				paths = append(paths, ps.path)
+			}
+		}
+		if len(paths) > 0 {
+			snap = append(snap, entry{ws.w, paths})
+		}
+	}
+	r.mu.Unlock()
+	for _, e := range snap {
+		slices.Sort(e.paths)
+		fn(e.w, e.paths)
+	}
+}
+
+// ByPath calls fn once for every watched path, in sorted order, with the
+// watchers on it, for wchp and the watches_by_path admin command; like
+// Summary it covers the data table only. Watchers on a path come in no
+// particular order. fn runs after the registry's lock is released, on a
+// snapshot taken before the first call, and may call the registry.
+func (r *Registry) ByPath(fn func(path string, ws []Watcher)) {
+	type entry struct {
+		path string
+		ws   []Watcher
+	}
+	r.mu.Lock()
+	snap := make([]entry, 0, len(r.paths))
+	for _, ps := range r.paths {
+		var ws []Watcher
+		for _, s := range ps.subs {
+			if s.m&dataTable != 0 {
+				ws = append(ws, s.ws.w)
+			}
+		}
+		if len(ws) > 0 {
+			snap = append(snap, entry{ps.path, ws})
+		}
+	}
+	r.mu.Unlock()
+	slices.SortFunc(snap, func(a, b entry) int { return strings.Compare(a.path, b.path) })
+	for _, e := range snap {
+		fn(e.path, e.ws)
+	}
+}

@@ -1,0 +1,32 @@
+// Package zktest starts ZooKeeper-compatible servers as child processes for
+// tests: Apache ZooKeeper 3.8 from the Debian packages installed on the test
+// machine, and Paddock built from ./cmd/paddock of this module.
+//
+// # Contract
+//
+// The package is for tests only. Every starter takes a testing.TB, writes its
+// zoo.cfg, data and log into t.TempDir(), listens on a free 127.0.0.1 port,
+// returns only once the server answers the "ruok" four-letter word with
+// "imok" (or fails the test with the tail of the server's log), and registers
+// a t.Cleanup that stops the process by PID (SIGTERM, then SIGKILL after a
+// grace period) and waits for it. Both servers are configured alike:
+//
+//   - 4lw.commands.whitelist=* (kazoo's server_version needs "envi"),
+//   - extended types (TTL nodes) enabled,
+//   - the super user "super" with password "test", given as
+//     DigestAuthenticationProvider.superDigest=[SuperDigest],
+//   - the AdminServer disabled, so nothing listens beyond the client port.
+//
+// A [Process] can be killed, stopped and restarted with the same
+// configuration, port and data directory, to test persistence and session
+// recovery. Its methods are safe for concurrent use.
+//
+// [BuildPaddock] builds the server binary once per test binary (the
+// binary is left in a temporary directory shared by the whole process). The
+// package keeps no other state between tests and reads no environment
+// variables.
+//
+// Paths of the Apache ZooKeeper installation default to Debian's layout
+// (java on PATH or /usr/bin/java, jars in /usr/share/java); [ZKOptions] can
+// override them.
+package zktest
