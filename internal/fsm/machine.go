@@ -166,7 +166,9 @@ func (m *Machine) applyTxn(e *Entry, zxid int64, r *Result) {
 	r.Changes = all
 }
 
-func fail(code proto.ErrCode) (OpResult, []Change) { return OpResult{Op: proto.OpError, Err: code}, nil }
+func fail(code proto.ErrCode) (OpResult, []Change) {
+	return OpResult{Op: proto.OpError, Err: code}, nil
+}
 
 // applyOp validates and applies one op, recording how to undo it.
 func (m *Machine) applyOp(e *Entry, op *Op, zxid int64) (OpResult, []Change) {

@@ -24,8 +24,7 @@ func allOpcodes() []OpCode {
 	return ops
 }
 
-// goldenBodies returns the bodies (after the reply header) of the
-// captured replies with the opcode they answer, for seeding.
+// goldenBodies returns the captured frames by file name, for seeding.
 func goldenBodies(f *testing.F) map[string][]byte {
 	paths, err := filepath.Glob(filepath.Join("testdata", "*.bin"))
 	if err != nil {
@@ -52,6 +51,14 @@ func FuzzDecodeRequest(f *testing.F) {
 		}
 	}
 	f.Add(int32(OpMulti), []byte{0x7f, 0xff, 0xff, 0xff})
+	for name, frame := range goldenBodies(f) {
+		if strings.HasPrefix(name, "java_") && len(frame) >= 4+RequestHeaderSize {
+			var h RequestHeader
+			if err := Unmarshal(frame[4:], &h); err == nil {
+				f.Add(int32(h.Op), frame[4+RequestHeaderSize:])
+			}
+		}
+	}
 	f.Fuzz(func(t *testing.T, op int32, body []byte) {
 		req, err := DecodeRequest(OpCode(op), body)
 		if err != nil {
@@ -75,7 +82,7 @@ func FuzzDecodeRequest(f *testing.F) {
 
 func FuzzDecodeResponse(f *testing.F) {
 	for name, frame := range goldenBodies(f) {
-		if strings.HasPrefix(name, "connect") || len(frame) < 4+ReplyHeaderSize {
+		if strings.HasPrefix(name, "connect") || strings.HasPrefix(name, "java_") || len(frame) < 4+ReplyHeaderSize {
 			continue
 		}
 		for _, op := range allOpcodes() {
@@ -117,6 +124,9 @@ func FuzzConnectRequest(f *testing.F) {
 	f.Add((&ConnectRequest{TimeOut: 30000, Passwd: make([]byte, 16)}).Append(nil))
 	f.Add((&ConnectRequest{TimeOut: 30000, Passwd: make([]byte, 16), OmitReadOnly: true}).Append(nil))
 	f.Add((&ConnectRequest{}).Append(nil))
+	if frame, ok := goldenBodies(f)["java_connect"]; ok {
+		f.Add(frame[4:])
+	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		fuzzRecord(t, in, func() Record { return new(ConnectRequest) })
 	})

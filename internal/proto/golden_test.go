@@ -217,8 +217,8 @@ func goldenReplies() map[string]goldenReply {
 		"delete":          empty(OpDelete, 31),
 		"delete_notempty": failed(OpDelete, 32, ErrNotEmpty),
 		// Closing deletes /golden/eph, which the persistent watch on /golden sees.
-		"close_event0":     event(EventNodeChildrenChanged, "/golden"),
-		"close":            empty(OpCloseSession, 33),
+		"close_event0": event(EventNodeChildrenChanged, "/golden"),
+		"close":        empty(OpCloseSession, 33),
 		"old_getchildren2": {op: OpGetChildren2, xid: 1, check: func(t *testing.T, _ ReplyHeader, r Response) {
 			wantEqual(t, sorted(r.(*GetChildren2Response).Children), []string{"golden", "zookeeper"})
 		}},
@@ -288,6 +288,9 @@ func TestGoldenFilesAreAllKnown(t *testing.T) {
 	files := readGolden(t)
 	replies, connects := goldenReplies(), goldenConnects()
 	for name := range files {
+		if strings.HasPrefix(name, "java_") {
+			continue // request frames: golden_request_test.go
+		}
 		if _, ok := replies[name]; !ok && connects[name] == nil {
 			t.Errorf("testdata/%s.bin has no expectation in golden_test.go", name)
 		}

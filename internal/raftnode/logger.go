@@ -17,7 +17,9 @@ func (r raftLogger) log(level slog.Level, msg func() string) {
 	}
 }
 
-func (r raftLogger) Debug(v ...any) { r.log(slog.LevelDebug, func() string { return fmt.Sprint(v...) }) }
+func (r raftLogger) Debug(v ...any) {
+	r.log(slog.LevelDebug, func() string { return fmt.Sprint(v...) })
+}
 func (r raftLogger) Debugf(f string, v ...any) {
 	r.log(slog.LevelDebug, func() string { return fmt.Sprintf(f, v...) })
 }
@@ -25,11 +27,15 @@ func (r raftLogger) Info(v ...any) { r.log(slog.LevelInfo, func() string { retur
 func (r raftLogger) Infof(f string, v ...any) {
 	r.log(slog.LevelInfo, func() string { return fmt.Sprintf(f, v...) })
 }
-func (r raftLogger) Warning(v ...any) { r.log(slog.LevelWarn, func() string { return fmt.Sprint(v...) }) }
+func (r raftLogger) Warning(v ...any) {
+	r.log(slog.LevelWarn, func() string { return fmt.Sprint(v...) })
+}
 func (r raftLogger) Warningf(f string, v ...any) {
 	r.log(slog.LevelWarn, func() string { return fmt.Sprintf(f, v...) })
 }
-func (r raftLogger) Error(v ...any) { r.log(slog.LevelError, func() string { return fmt.Sprint(v...) }) }
+func (r raftLogger) Error(v ...any) {
+	r.log(slog.LevelError, func() string { return fmt.Sprint(v...) })
+}
 func (r raftLogger) Errorf(f string, v ...any) {
 	r.log(slog.LevelError, func() string { return fmt.Sprintf(f, v...) })
 }

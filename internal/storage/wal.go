@@ -16,6 +16,9 @@ import (
 // segment when WALOptions.SegmentBytes is zero.
 const DefaultSegmentBytes = 64 << 20
 
+// maxKeptBuffer bounds the encoding buffer a WAL keeps between batches.
+const maxKeptBuffer = 4 << 20
+
 // ErrClosed is returned by the methods of a closed WAL.
 var ErrClosed = errors.New("storage: WAL is closed")
 
@@ -135,6 +138,8 @@ func (w *WAL) recoverSegment(s segment, last bool) error {
 	if err := checkSegmentHeader(s, data); err != nil {
 		return err
 	}
+	// The segment was started after entry first-1; it may hold no entry.
+	w.lastIndex = s.first - 1
 	bad, err := walkSegment(s, data, func(_ int, r *record) error {
 		switch r.typ {
 		case recordEntry:
@@ -143,6 +148,7 @@ func (w *WAL) recoverSegment(s segment, last bool) error {
 			w.hs = r.hs
 		case recordSnapshot:
 			w.marker = r.marker
+			w.lastIndex = max(w.lastIndex, r.marker.Index)
 		}
 		return nil
 	})
@@ -277,7 +283,7 @@ func (w *WAL) Save(hs raftpb.HardState, ents []raftpb.Entry) error {
 	if err := w.write(buf, mustSync); err != nil {
 		return err
 	}
-	w.buf = buf
+	w.keepBuf(buf)
 	if !emptyHS {
 		w.hs = hs
 	}
@@ -297,9 +303,18 @@ func (w *WAL) SaveSnapshotMarker(m SnapshotMarker) error {
 	if err := w.write(buf, true); err != nil {
 		return err
 	}
-	w.buf = buf
+	w.keepBuf(buf)
 	w.marker = m
+	w.lastIndex = max(w.lastIndex, m.Index)
 	return nil
+}
+
+// keepBuf keeps buf for the next batch unless a huge batch made it large.
+func (w *WAL) keepBuf(buf []byte) {
+	if cap(buf) > maxKeptBuffer {
+		buf = nil
+	}
+	w.buf = buf
 }
 
 // usable reports why the WAL cannot be written, if it cannot.
@@ -434,8 +449,9 @@ func (w *WAL) ReleaseTo(index uint64) error {
 	return syncDir(w.dir)
 }
 
-// LastIndex returns the index of the last entry written, or 0 if the WAL has
-// none.
+// LastIndex returns the index of the last entry written, or the index of
+// the newest snapshot marker if that is higher (the log goes on after a
+// snapshot), or 0.
 func (w *WAL) LastIndex() uint64 { return w.lastIndex }
 
 // Stats returns the WAL's counters; it may be called from any goroutine.

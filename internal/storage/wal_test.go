@@ -326,6 +326,38 @@ func TestWALRolloverAndRelease(t *testing.T) {
 	}
 }
 
+func TestWALRolloverWithoutEntries(t *testing.T) {
+	dir := t.TempDir()
+	w := openWAL(t, dir, 200)
+	save(t, w, batch{hs: raftpb.HardState{Term: 1, Commit: 1}, ents: ents(1, 1, 1)})
+	for round := range 3 {
+		// Markers alone fill segments, so segments start with no entry in them.
+		for i := range 20 {
+			if err := w.SaveSnapshotMarker(storage.SnapshotMarker{Index: 1, Term: 1}); err != nil {
+				t.Fatalf("round %d marker %d: %v", round, i, err)
+			}
+		}
+		w.Close()
+		w = openWAL(t, dir, 200)
+	}
+	defer w.Close()
+	segs := w.SegmentPaths()
+	if len(segs) < 4 {
+		t.Fatalf("only %d segments", len(segs))
+	}
+	for _, p := range segs[1:] {
+		if _, first := parseSegName(t, p); first != 2 {
+			t.Fatalf("segment %s: first index %d, want 2", filepath.Base(p), first)
+		}
+	}
+	save(t, w, batch{ents: ents(2, 3, 1)})
+	_, es, m := readAll(t, w, 0)
+	sameEntries(t, es, ents(1, 3, 1))
+	if m.Index != 1 {
+		t.Fatalf("marker %+v", m)
+	}
+}
+
 func parseSegName(t testing.TB, p string) (seq, first uint64) {
 	t.Helper()
 	base := strings.TrimSuffix(filepath.Base(p), ".wal")

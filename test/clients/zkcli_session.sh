@@ -195,10 +195,14 @@ run A "setquota -n 100 $R"
 expect_not "Exception|KeeperErrorCode"
 run A "listquota $R"
 expect "^Output quota for $R count=100,bytes=-1"
-expect "^Output stat for $R count=[0-9]+,bytes=[0-9]+"
+expect "^Output stat for $R count=9,bytes=[0-9]+\$" "the quota's stat should count $R and its 8 descendants"
 run A "delquota -n $R"
 run A "listquota $R"
 expect "^Output quota for $R count=-1,bytes=-1"
+expect "^Output stat for $R count=9,"
+run A "delquota $R"
+run A "listquota $R"
+expect "^quota for $R does not exist.\$"
 
 say "== watches: one-shot, persistent, persistent recursive, removal"
 run A "create $R/g gdata"
@@ -210,7 +214,7 @@ run W "ls -w $R/l"
 expect "^\[\]\$"
 run W "stat -w $R/s"
 expect "^Node does not exist: $R/s\$"
-run W "addWatch $R/p"
+run W "addWatch -m PERSISTENT $R/p"
 run W "addWatch -m PERSISTENT_RECURSIVE $R/w"
 expect_not "Exception|KeeperErrorCode"
 w0=$(log_lines W)
@@ -235,14 +239,14 @@ await W "$w0" "type:NodeCreated path:$R/w/a/b\$" "a recursive watch should see d
 await W "$w0" "type:NodeDataChanged path:$R/w/a/b\$" "a recursive watch should see descendants change"
 await W "$w0" "type:NodeDeleted path:$R/w/a/b\$" "a recursive watch should see descendants deleted"
 # Everything up to the last event has arrived; now count.
-events=$(lines_after W "$w0")
-n=$(printf '%s\n' "$events" | grep -c "type:NodeDataChanged path:$R/g\$" || true)
+n=$(count_after W "$w0" "type:NodeDataChanged path:$R/g\$")
 [ "$n" -eq 1 ] || fail "one-shot data watch fired $n times, want 1"
-n=$(printf '%s\n' "$events" | grep -c "type:NodeDataChanged path:$R/p\$" || true)
+n=$(count_after W "$w0" "type:NodeDataChanged path:$R/p\$")
 [ "$n" -eq 2 ] || fail "persistent watch saw $n data changes of $R/p, want 2"
-if printf '%s\n' "$events" | grep -q "type:NodeChildrenChanged path:$R/w"; then
-	fail "a persistent recursive watch must not fire NodeChildrenChanged"
-fi
+n=$(count_after W "$w0" "type:NodeCreated path:$R/p/c\$")
+[ "$n" -eq 0 ] || fail "a persistent (non-recursive) watch must not see grandchildren events"
+n=$(count_after W "$w0" "type:NodeChildrenChanged path:$R/w")
+[ "$n" -eq 0 ] || fail "a persistent recursive watch must not fire NodeChildrenChanged"
 w1=$(log_lines W)
 run W "removewatches $R/p"
 await W "$w1" "type:PersistentWatchRemoved path:$R/p\$" "removewatches should report PersistentWatchRemoved"

@@ -8,7 +8,10 @@
 // requests encoded by package proto over raw TCP, and writes every frame
 // the server sends back, length prefix included, to <out>/<case>.bin.
 // Notifications that arrive before a reply are written to
-// <out>/<case>_event<N>.bin. The server is killed by PID on exit.
+// <out>/<case>_event<N>.bin. It then runs ZooKeeper's own Java client
+// (ZooKeeperMain, as zkCli.sh does) through a recording proxy and writes
+// the client's request frames to <out>/java_<op>_<N>.bin. The server is
+// killed by PID on exit.
 //
 // Run it from the repository root (see internal/proto/testdata/README.md):
 //
@@ -75,6 +78,9 @@ func run(out, java, classpath string, keep bool) error {
 	}
 	if err := captureExpired(zk.addr, w, w.closedSession); err != nil {
 		return fmt.Errorf("expired session: %w", err)
+	}
+	if err := captureJavaClient(zk.addr, w, java, classpath); err != nil {
+		return fmt.Errorf("Java client: %w", err)
 	}
 	log.Printf("wrote %d files to %s", w.n, out)
 	return nil

@@ -1,0 +1,69 @@
+package raftnode_test
+
+import (
+	"fmt"
+	"io"
+	"testing"
+)
+
+// slowSnapSM is a listSM whose snapshot writer waits for release.
+type slowSnapSM struct {
+	*listSM
+	started chan struct{} // a token when a snapshot write begins
+	release chan struct{} // closed to let snapshot writes go on
+}
+
+func (s *slowSnapSM) Snapshot() (func(io.Writer) error, error) {
+	write, err := s.listSM.Snapshot()
+	if err != nil {
+		return nil, err
+	}
+	return func(w io.Writer) error {
+		select {
+		case s.started <- struct{}{}:
+		default:
+		}
+		<-s.release
+		return write(w)
+	}, nil
+}
+
+func TestSnapshotDoesNotBlockApply(t *testing.T) {
+	cfg := testConfig(t, t.TempDir())
+	cfg.SnapCount = 10
+	sm := &slowSnapSM{listSM: newListSM(), started: make(chan struct{}, 1), release: make(chan struct{})}
+	n := start(t, cfg, sm)
+	released := false
+	t.Cleanup(func() {
+		if !released {
+			close(sm.release)
+		}
+	})
+	for i := range 10 {
+		propose(t, n, fmt.Sprintf("a%d", i))
+	}
+	sm.waitItems(t, 10)
+	<-sm.started // the snapshot is being written, and stuck
+	for i := range 50 {
+		propose(t, n, fmt.Sprintf("b%d", i))
+		if i%10 == 9 {
+			sm.waitItems(t, 10+i+1)
+		}
+	}
+	if si := n.Status().SnapshotIndex; si != 0 {
+		t.Fatalf("snapshot index %d while the only snapshot is still being written", si)
+	}
+	applied := n.AppliedIndex()
+	close(sm.release)
+	released = true
+	eventually(t, "the snapshot to finish", func() bool { return n.Status().SnapshotIndex > 0 })
+	if si := n.Status().SnapshotIndex; si >= applied-40 {
+		t.Fatalf("snapshot index %d: want the index captured when it started, well below %d", si, applied)
+	}
+	// Later snapshots happen again once the slow one is done.
+	for i := range 20 {
+		propose(t, n, fmt.Sprintf("c%d", i))
+		sm.waitItems(t, 60+i+1)
+	}
+	eventually(t, "a later snapshot", func() bool { return n.Status().SnapshotIndex > applied })
+}

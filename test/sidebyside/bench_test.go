@@ -1,0 +1,253 @@
+package sidebyside
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/paddockhq/paddock/internal/zktest"
+)
+
+const (
+	sessions  = 64
+	valueSize = 100
+)
+
+var acl = zk.WorldACL(zk.PermAll)
+
+// servers holds one server of each kind for the whole benchmark binary.
+var servers struct {
+	once sync.Once
+	zk   *zktest.Process
+	pd   *zktest.Process
+}
+
+type serverKind struct {
+	name  string
+	start func(b *testing.B) *zktest.Process
+}
+
+func kinds() []serverKind {
+	return []serverKind{
+		{"zookeeper", func(b *testing.B) *zktest.Process {
+			return zktest.StartZooKeeper(b, zktest.ZKOptions{ProductionJVM: true, JVMFlags: []string{"-Xmx8g"}})
+		}},
+		{"paddock", func(b *testing.B) *zktest.Process {
+			return zktest.StartPaddock(b, zktest.PaddockOptions{ExtraConfig: []string{"maxClientCnxns=0"}})
+		}},
+	}
+}
+
+func connect(b *testing.B, addr string, n int) []*zk.Conn {
+	b.Helper()
+	conns := make([]*zk.Conn, n)
+	for i := range conns {
+		c, ev, err := zk.Connect([]string{addr}, 10*time.Second, zk.WithLogInfo(false))
+		if err != nil {
+			b.Fatal(err)
+		}
+		deadline := time.After(10 * time.Second)
+	wait:
+		for {
+			select {
+			case e := <-ev:
+				if e.State == zk.StateHasSession {
+					break wait
+				}
+			case <-deadline:
+				b.Fatalf("session %d to %s not established", i, addr)
+			}
+		}
+		go func() {
+			for range ev {
+			}
+		}()
+		conns[i] = c
+	}
+	b.Cleanup(func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return conns
+}
+
+// run spreads b.N calls of op over the sessions and reports throughput and
+// latency percentiles.
+func run(b *testing.B, conns []*zk.Conn, op func(c *zk.Conn, worker, i int) error) {
+	b.Helper()
+	var next atomic.Int64
+	lat := make([][]time.Duration, len(conns))
+	var errs atomic.Int64
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	start := time.Now()
+	for w := range conns {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= b.N {
+					return
+				}
+				t0 := time.Now()
+				if err := op(conns[w], w, i); err != nil {
+					errs.Add(1)
+				}
+				lat[w] = append(lat[w], time.Since(t0))
+			}
+		}(w)
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	if n := errs.Load(); n > 0 {
+		b.Fatalf("%d of %d operations failed", n, b.N)
+	}
+	var all []time.Duration
+	for _, l := range lat {
+		all = append(all, l...)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
+	pct := func(p float64) float64 {
+		if len(all) == 0 {
+			return 0
+		}
+		return float64(all[int(p*float64(len(all)-1))].Microseconds()) / 1000
+	}
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "ops/s")
+	b.ReportMetric(pct(0.50), "p50-ms")
+	b.ReportMetric(pct(0.99), "p99-ms")
+}
+
+func value() []byte { return []byte(strings.Repeat("v", valueSize)) }
+
+// BenchmarkOps measures getData, exists, setData and create on both servers.
+func BenchmarkOps(b *testing.B) {
+	for _, wl := range []string{"get", "exists", "set", "create"} {
+		for _, k := range kinds() {
+			b.Run(wl+"/"+k.name, func(b *testing.B) {
+				p := k.start(b)
+				conns := connect(b, p.Addr, sessions)
+				root := fmt.Sprintf("/bench-%s-%d", wl, time.Now().UnixNano())
+				if _, err := conns[0].Create(root, nil, 0, acl); err != nil {
+					b.Fatal(err)
+				}
+				keys := make([]string, 1000)
+				for i := range keys {
+					keys[i] = root + "/k" + strconv.Itoa(i)
+					if _, err := conns[0].Create(keys[i], value(), 0, acl); err != nil {
+						b.Fatal(err)
+					}
+				}
+				v := value()
+				switch wl {
+				case "get":
+					run(b, conns, func(c *zk.Conn, _, i int) error { _, _, err := c.Get(keys[i%len(keys)]); return err })
+				case "exists":
+					run(b, conns, func(c *zk.Conn, _, i int) error { _, _, err := c.Exists(keys[i%len(keys)]); return err })
+				case "set":
+					run(b, conns, func(c *zk.Conn, _, i int) error { _, err := c.Set(keys[i%len(keys)], v, -1); return err })
+				case "create":
+					run(b, conns, func(c *zk.Conn, w, i int) error {
+						_, err := c.Create(root+"/c"+strconv.Itoa(i), v, 0, acl)
+						return err
+					})
+				}
+			})
+		}
+	}
+}
+
+// rss returns a process's resident set size in bytes.
+func rss(b *testing.B, pid int) int64 {
+	b.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "VmRSS:") {
+			f := strings.Fields(line)
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb * 1024
+		}
+	}
+	b.Fatal("no VmRSS")
+	return 0
+}
+
+// BenchmarkMemory populates ZNODES (default 1,000,000) znodes of 100 bytes,
+// then adds 100,000 watches, and reports each server's RSS per znode and the
+// RSS growth per watch. Run it with -benchtime=1x.
+func BenchmarkMemory(b *testing.B) {
+	n := 1_000_000
+	if s := os.Getenv("ZNODES"); s != "" {
+		n, _ = strconv.Atoi(s)
+	}
+	for _, k := range kinds() {
+		b.Run(k.name, func(b *testing.B) {
+			p := k.start(b)
+			conns := connect(b, p.Addr, sessions)
+			base := rss(b, p.Pid())
+			for i := 0; i < 1000; i++ {
+				if _, err := conns[0].Create("/m"+strconv.Itoa(i), nil, 0, acl); err != nil {
+					b.Fatal(err)
+				}
+			}
+			v := value()
+			var next atomic.Int64
+			var wg sync.WaitGroup
+			for w := range conns {
+				wg.Add(1)
+				go func(c *zk.Conn) {
+					defer wg.Done()
+					for {
+						i := int(next.Add(1)) - 1
+						if i >= n {
+							return
+						}
+						path := "/m" + strconv.Itoa(i%1000) + "/n" + strconv.Itoa(i)
+						if _, err := c.Create(path, v, 0, acl); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				}(conns[w])
+			}
+			wg.Wait()
+			full := settledRSS(b, p)
+			b.ReportMetric(float64(full)/(1<<20), "rss-MB")
+			b.ReportMetric(float64(full-base)/float64(n), "B/znode")
+			// Watches: every session watches 1,600 distinct nodes.
+			const perSession = 1600
+			for w, c := range conns {
+				for j := 0; j < perSession; j++ {
+					i := w*perSession + j
+					if _, _, _, err := c.GetW("/m" + strconv.Itoa(i%1000) + "/n" + strconv.Itoa(i)); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			withWatches := settledRSS(b, p)
+			b.ReportMetric(float64(withWatches-full)/float64(perSession*len(conns)), "B/watch")
+		})
+	}
+}
+
+// settledRSS asks the server to collect garbage where it can and reads RSS:
+// for the JVM through a four-letter word is not possible, so both sides are
+// simply read after a short quiet period.
+func settledRSS(b *testing.B, p *zktest.Process) int64 {
+	time.Sleep(3 * time.Second)
+	return rss(b, p.Pid())
+}
