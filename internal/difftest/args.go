@@ -81,15 +81,15 @@ func ParseData(t Token) ([]byte, error) {
 
 // createModes names the create flags.
 var createModes = map[string]int32{
-	"persistent":                 proto.FlagPersistent,
-	"ephemeral":                  proto.FlagEphemeral,
-	"persistent_sequential":      proto.FlagPersistentSequential,
-	"ephemeral_sequential":       proto.FlagEphemeralSequential,
-	"container":                  proto.FlagContainer,
-	"persistent_ttl":             proto.FlagPersistentWithTTL,
-	"persistent_sequential_ttl":  proto.FlagPersistentSequentialWithTTL,
-	"ttl":                        proto.FlagPersistentWithTTL,
-	"ttl_sequential":             proto.FlagPersistentSequentialWithTTL,
+	"persistent":                proto.FlagPersistent,
+	"ephemeral":                 proto.FlagEphemeral,
+	"persistent_sequential":     proto.FlagPersistentSequential,
+	"ephemeral_sequential":      proto.FlagEphemeralSequential,
+	"container":                 proto.FlagContainer,
+	"persistent_ttl":            proto.FlagPersistentWithTTL,
+	"persistent_sequential_ttl": proto.FlagPersistentSequentialWithTTL,
+	"ttl":                       proto.FlagPersistentWithTTL,
+	"ttl_sequential":            proto.FlagPersistentSequentialWithTTL,
 }
 
 // ParseMode reads a create mode name or a decimal flags value.

@@ -41,10 +41,33 @@ type Handshake struct {
 // Frame is one frame the server sent after the handshake: a reply or a
 // notification, split into its header and the undecoded body. Err is set
 // on the last item the reader delivers: the reason the stream ended.
+//
+// Next fills Op: OpNotification for a notification, else the opcode of
+// the oldest request sent with Send or SendBody and not yet answered
+// (replies come in request order; Pending reports whether there was
+// one, and the xid can be compared with Header.Xid).
 type Frame struct {
-	Header proto.ReplyHeader
-	Body   []byte
-	Err    error
+	Header  proto.ReplyHeader
+	Body    []byte
+	Err     error
+	Op      proto.OpCode
+	Xid     int32 // xid of the request the frame answers, if Pending
+	Pending bool
+}
+
+// Decode decodes the body as the response to f.Op. An error reply has no
+// body and decodes to nil.
+func (f Frame) Decode() (proto.Response, error) {
+	if f.Header.Err != proto.ErrOK {
+		return nil, nil
+	}
+	return proto.DecodeResponse(f.Op, f.Body)
+}
+
+// sent is a request awaiting its reply.
+type sent struct {
+	xid int32
+	op  proto.OpCode
 }
 
 // Client is a raw ZooKeeper protocol connection for tests. It sends any
@@ -56,6 +79,7 @@ type Client struct {
 	frames chan Frame
 	done   chan struct{} // closed when the reader has returned
 	wbuf   []byte
+	sent   []sent // requests not yet answered, oldest first
 
 	closeOnce sync.Once
 	ended     bool // the reader's final Frame has been returned by Next
@@ -135,7 +159,11 @@ func (c *Client) read() {
 // no body).
 func (c *Client) Send(xid int32, op proto.OpCode, req proto.Request) error {
 	c.wbuf = proto.AppendRequestFrame(c.wbuf[:0], xid, op, req)
-	return c.write(c.wbuf)
+	if err := c.write(c.wbuf); err != nil {
+		return err
+	}
+	c.sent = append(c.sent, sent{xid: xid, op: op})
+	return nil
 }
 
 // SendBody writes a request frame with an arbitrary body after the header.
@@ -148,10 +176,15 @@ func (c *Client) SendBody(xid int32, op proto.OpCode, body []byte) error {
 		return err
 	}
 	c.wbuf = b
-	return c.write(b)
+	if err := c.write(b); err != nil {
+		return err
+	}
+	c.sent = append(c.sent, sent{xid: xid, op: op})
+	return nil
 }
 
-// SendRaw writes b as it is, with no framing.
+// SendRaw writes b as it is, with no framing. It registers no pending
+// request.
 func (c *Client) SendRaw(b []byte) error { return c.write(b) }
 
 func (c *Client) write(b []byte) error {
@@ -182,8 +215,14 @@ func (c *Client) Next(timeout time.Duration) (Frame, error) {
 			c.ended = true
 			return Frame{Err: io.EOF}, nil
 		}
-		if f.Err != nil {
+		switch {
+		case f.Err != nil:
 			c.ended = true
+		case f.Header.Xid == proto.XidNotification:
+			f.Op = proto.OpNotification
+		case len(c.sent) > 0:
+			f.Op, f.Xid, f.Pending = c.sent[0].op, c.sent[0].xid, true
+			c.sent = c.sent[1:]
 		}
 		return f, nil
 	case <-t.C:

@@ -126,8 +126,9 @@ func NewTranscript(root string, start time.Time) *Transcript {
 // Add appends a line (which may hold placeholders).
 func (t *Transcript) Add(line string) { t.lines = append(t.lines, line) }
 
-// Path shows a server path relative to the scenario root.
-func (t *Transcript) Path(p string) string { return ShowPath(t.root, p) }
+// Path shows a server path relative to the scenario root, Go-quoted when
+// it holds unprintable characters or blanks.
+func (t *Transcript) Path(p string) string { return showName(ShowPath(t.root, p)) }
 
 // Session returns the name of a session id: 0 stays "0", the first
 // session seen is s1, the next s2, and so on.

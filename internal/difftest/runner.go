@@ -26,6 +26,13 @@ type RunOptions struct {
 	// SessionTimeout is the session timeout requested by "connect"
 	// without timeout=; 0 means 30000 ms.
 	SessionTimeout int32
+	// HideEventZxids leaves positive notification zxids out of the
+	// transcript (and out of the zxid ranking). ZooKeeper 3.8 sends -1 in
+	// every notification header; 3.9 (ZOOKEEPER-4655) sends the zxid of
+	// the txn that fired the watch, so a 3.9-style server is compared
+	// with 3.8 with this set. A zxid of -1 is never printed either way;
+	// any other non-positive value is.
+	HideEventZxids bool
 }
 
 func (o *RunOptions) defaults() {
@@ -55,9 +62,10 @@ type client struct {
 
 // pending is a request sent and not yet answered.
 type pending struct {
-	xid   int32
-	op    proto.OpCode
-	label string
+	xid     int32
+	op      proto.OpCode
+	label   string
+	errOnly bool // print only "ok" or the error name
 }
 
 // runner executes one scenario against one server.
@@ -185,12 +193,46 @@ func (r *runner) step(st Step) error {
 		r.awaitAll(c)
 		return nil
 	case "events", "ping":
-		r.ping(c, st.Text, st.Cmd == "ping")
+		sorted := false
+		for _, a := range st.Args {
+			if a.Text != "sorted" || a.Quoted {
+				return fmt.Errorf("%s: unknown argument %s (want sorted)", st.Cmd, a)
+			}
+			sorted = true
+		}
+		r.ping(c, st.Text, st.Cmd == "ping", sorted)
 		return nil
 	case "close":
 		return r.closeSession(c, st.Text)
 	case "raw":
 		return r.raw(c, st)
+	case "rawconnect":
+		if len(st.Args) != 1 {
+			return errors.New("want: rawconnect <hex>")
+		}
+		b, err := r.hexWithPaths(st.Args[0].Text)
+		if err != nil {
+			return err
+		}
+		res, err := rawConnect(r.addr, b, r.opts.CloseTimeout)
+		if err != nil {
+			return err
+		}
+		r.tr.Add(st.Text + " -> " + res)
+		return nil
+	case "try":
+		if len(st.Args) == 0 {
+			return errors.New("want: try <command> [args...]")
+		}
+		inner := Step{Line: st.Line, Text: st.Text, Client: c.name, Cmd: st.Args[0].Text, Args: st.Args[1:]}
+		if err := r.sendOp(c, inner); err != nil {
+			return err
+		}
+		if n := len(c.pending); n > 0 {
+			c.pending[n-1].errOnly = true
+		}
+		r.awaitAll(c)
+		return nil
 	}
 	if err := r.sendOp(c, st); err != nil {
 		return err
@@ -275,6 +317,10 @@ func (r *runner) awaitAll(c *client) {
 			r.event(c, f)
 		case p.xid:
 			c.pending = c.pending[1:]
+			if p.errOnly {
+				r.tr.Add(p.label + " -> " + ErrName(f.Header.Err))
+				continue
+			}
 			r.tr.Add(p.label + " -> " + r.reply(p.op, f))
 		default:
 			c.pending = c.pending[1:]
@@ -291,11 +337,13 @@ func (r *runner) noteZxid(c *client, h proto.ReplyHeader) {
 }
 
 // event prints a notification.
-func (r *runner) event(c *client, f Frame) {
+func (r *runner) event(c *client, f Frame) { r.tr.Add(r.eventLine(c, f)) }
+
+// eventLine renders a notification.
+func (r *runner) eventLine(c *client, f Frame) string {
 	var ev proto.WatcherEvent
 	if err := proto.Unmarshal(f.Body, &ev); err != nil {
-		r.tr.Add(fmt.Sprintf("%s event undecodable (%d bytes): %v", c.name, len(f.Body), err))
-		return
+		return fmt.Sprintf("%s event undecodable (%d bytes): %v", c.name, len(f.Body), err)
 	}
 	line := fmt.Sprintf("%s event %s %s", c.name, EventName(ev.Type), r.tr.Path(ev.Path))
 	if ev.State != proto.StateSyncConnected {
@@ -304,17 +352,18 @@ func (r *runner) event(c *client, f Frame) {
 	if f.Header.Err != proto.ErrOK {
 		line += " err=" + ErrName(f.Header.Err)
 	}
-	if f.Header.Zxid != -1 {
+	if z := f.Header.Zxid; z != -1 && (z <= 0 || !r.opts.HideEventZxids) {
 		line += " zxid=" + r.tr.Zxid(f.Header.Zxid)
 	}
-	r.tr.Add(line)
+	return line
 }
 
 // ping waits for pending replies, then pings and prints every
-// notification that arrives before the ping's reply. With showOK it
-// prints "ok" for a live connection; otherwise it prints "none" when no
-// event came.
-func (r *runner) ping(c *client, label string, showOK bool) {
+// notification that arrives before the ping's reply. With sorted the
+// notifications are printed sorted, after any other line, for events
+// whose order the server leaves unspecified. With showOK it prints "ok"
+// for a live connection; otherwise "none" when no event came.
+func (r *runner) ping(c *client, label string, showOK, sorted bool) {
 	r.awaitAll(c)
 	if !r.live(c, label) {
 		return
@@ -323,7 +372,14 @@ func (r *runner) ping(c *client, label string, showOK bool) {
 		r.markClosed(c, label)
 		return
 	}
+	var held []string // events, when sorted
 	events := 0
+	defer func() {
+		sort.Strings(held)
+		for _, l := range held {
+			r.tr.Add(l)
+		}
+	}()
 	for range 100000 {
 		f, err := c.conn.Next(r.opts.ReplyTimeout)
 		if err != nil {
@@ -338,9 +394,18 @@ func (r *runner) ping(c *client, label string, showOK bool) {
 		r.noteZxid(c, f.Header)
 		switch f.Header.Xid {
 		case proto.XidNotification:
-			r.event(c, f)
 			events++
+			if sorted {
+				held = append(held, r.eventLine(c, f))
+			} else {
+				r.event(c, f)
+			}
 		case proto.XidPing:
+			sort.Strings(held)
+			for _, l := range held {
+				r.tr.Add(l)
+			}
+			held = nil
 			switch {
 			case f.Header.Err != proto.ErrOK:
 				r.tr.Add(label + " -> ping " + ErrName(f.Header.Err))
@@ -408,13 +473,13 @@ func (r *runner) waitClosed(c *client, label string) {
 	}
 }
 
-// raw sends raw bytes, then a ping, and prints what comes back until the
-// ping's reply, the end of the stream, or CloseTimeout.
+// raw sends raw bytes on c's connection. What the server makes of them
+// shows in the next step (typically a ping).
 func (r *runner) raw(c *client, st Step) error {
 	if len(st.Args) != 1 {
 		return errors.New("want: raw <hex>")
 	}
-	b, err := ParseHex(st.Args[0].Text)
+	b, err := r.hexWithPaths(st.Args[0].Text)
 	if err != nil {
 		return err
 	}
@@ -427,33 +492,6 @@ func (r *runner) raw(c *client, st Step) error {
 		return nil
 	}
 	r.tr.Add(st.Text + " -> sent")
-	// The ping may be swallowed by an incomplete frame; that is part of
-	// what the scenario observes.
-	if err := c.conn.Send(proto.XidPing, proto.OpPing, nil); err != nil {
-		r.markClosed(c, c.name+" ping")
-		return nil
-	}
-	for range 100000 {
-		f, err := c.conn.Next(r.opts.CloseTimeout)
-		if err != nil {
-			r.tr.Add(c.name + " no answer")
-			r.drop(c)
-			return nil
-		}
-		if f.Err != nil {
-			r.markClosed(c, c.name+" ping")
-			return nil
-		}
-		switch f.Header.Xid {
-		case proto.XidNotification:
-			r.event(c, f)
-		case proto.XidPing:
-			r.tr.Add(c.name + " ping -> ok")
-			return nil
-		default:
-			r.tr.Add(fmt.Sprintf("%s frame xid=%d err=%s body=%s", c.name, f.Header.Xid, ErrName(f.Header.Err), hexOrLen(f.Body)))
-		}
-	}
 	return nil
 }
 

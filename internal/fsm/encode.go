@@ -16,6 +16,9 @@ const EntryFormat = 1
 // maxOps bounds the op count a decoder will accept in one entry.
 const maxOps = 1 << 20
 
+// minOpSize is the smallest encoded op: an opcode and an empty path.
+const minOpSize = 8
+
 // Encode appends the binary form of e to b. Layout (jute primitives):
 //
 //	byte format, byte type, long reqID, long time, long session, then
@@ -104,8 +107,11 @@ func DecodeEntry(data []byte) (*Entry, error) {
 		}
 		e.Multi = d.Bool()
 		nops := d.Int32()
-		if nops < 0 || nops > maxOps || int(nops) > d.Remaining() {
+		if nops < 0 || nops > maxOps || int(nops) > d.Remaining()/minOpSize {
 			return nil, fmt.Errorf("%w: %d ops", errEntry, nops)
+		}
+		if !e.Multi && nops != 1 {
+			return nil, fmt.Errorf("%w: single txn with %d ops", errEntry, nops)
 		}
 		e.Ops = make([]Op, nops)
 		for i := range e.Ops {

@@ -27,8 +27,11 @@ func (m *Machine) create(e *Entry, op *Op, zxid int64) (OpResult, []Change) {
 	if flags < proto.FlagPersistent || flags > proto.FlagPersistentSequentialWithTTL {
 		return fail(proto.ErrBadArguments)
 	}
+	// PrepRequestProcessor.validateCreateRequest: a TTL mode needs extended
+	// types, then EphemeralType.validateTTL checks the TTL against the mode
+	// (create/create2 carry ttl -1).
 	ttlMode := flags == proto.FlagPersistentWithTTL || flags == proto.FlagPersistentSequentialWithTTL
-	if (ttlMode || op.Op == proto.OpCreateTTL) && !m.opts.ExtendedTypes {
+	if ttlMode && !m.opts.ExtendedTypes {
 		return fail(proto.ErrUnimplemented)
 	}
 	ttl := int64(-1)
@@ -39,7 +42,11 @@ func (m *Machine) create(e *Entry, op *Op, zxid int64) (OpResult, []Change) {
 		if ttl <= 0 || ttl > tree.MaxTTL {
 			return fail(proto.ErrBadArguments)
 		}
-	} else if ttl >= 0 {
+	} else if ttl >= 0 || op.Op == proto.OpCreateTTL {
+		// createTTL with a non-TTL mode and a negative ttl passes
+		// ZooKeeper's checks and then fails in DataTree.processTxn
+		// (EphemeralType.TTL.toEphemeralOwner throws), stopping the server.
+		// Refusing it up front is the only sane reading.
 		return fail(proto.ErrBadArguments)
 	}
 	ephemeral := flags == proto.FlagEphemeral || flags == proto.FlagEphemeralSequential
@@ -74,8 +81,8 @@ func (m *Machine) create(e *Entry, op *Op, zxid int64) (OpResult, []Change) {
 	if tree.ValidatePath(path) != nil {
 		return fail(proto.ErrBadArguments)
 	}
-	_, name := tree.Parent(path)
-	if parent.Child(name) != nil {
+	if m.tree.Get(path) != nil {
+		// Also catches "/" itself, which has no name under a parent.
 		return fail(proto.ErrNodeExists)
 	}
 	if parent.Kind() == tree.Ephemeral {
@@ -156,16 +163,23 @@ func (m *Machine) delete(e *Entry, op *Op, zxid int64) (OpResult, []Change) {
 	}
 }
 
-// reapable decides whether deleteContainer may remove n. A client's request
-// may remove any container or TTL node, as in ZooKeeper; the server's own
-// reaper entries (no session) re-check, with the entry's time, that the node
-// is still due, so a node used since the reaper looked survives.
+// reapable decides whether deleteContainer may remove n (already known to
+// have no children). A client's request may remove any node but an ephemeral
+// one: PrepRequestProcessor refuses only EphemeralType.NORMAL with BadVersion,
+// so persistent (VOID), container and TTL nodes all go, with no ACL or
+// version check. The server's own reaper entries (no session) re-check, with
+// the entry's time, that the node is still due as ContainerManager judged it,
+// so a node used or replaced since the reaper looked survives.
 func (m *Machine) reapable(e *Entry, n *tree.Node) bool {
-	switch n.Kind() {
+	kind := n.Kind()
+	if e.Session != 0 {
+		return kind != tree.Ephemeral
+	}
+	switch kind {
 	case tree.Container:
-		return e.Session != 0 || n.Cversion > 0
+		return n.Cversion > 0
 	case tree.TTL:
-		return e.Session != 0 || e.Time-n.Mtime > n.TTL()
+		return e.Time-n.Mtime > n.TTL()
 	default:
 		return false
 	}

@@ -191,7 +191,11 @@ func (d *Decoder) length(what string, minElem int) int {
 	return int(n)
 }
 
-// String reads a jute ustring; null (length -1) reads as "".
+// String reads a jute ustring; null (length -1) reads as "". The string
+// is kept as raw bytes: invalid UTF-8 is not replaced, unlike Java.
+//
+// Because of this method a *Decoder satisfies fmt.Stringer: formatting
+// one with %v or %s reads from it, so never print a Decoder.
 func (d *Decoder) String() string {
 	n := d.length("string", 1)
 	if n <= 0 {

@@ -23,9 +23,11 @@ func (r raftLogger) Debug(v ...any) {
 func (r raftLogger) Debugf(f string, v ...any) {
 	r.log(slog.LevelDebug, func() string { return fmt.Sprintf(f, v...) })
 }
-func (r raftLogger) Info(v ...any) { r.log(slog.LevelInfo, func() string { return fmt.Sprint(v...) }) }
+// Info and Infof log at debug level: raft narrates every election step at
+// info, which drowns a server's own log. raftnode logs leader changes itself.
+func (r raftLogger) Info(v ...any) { r.log(slog.LevelDebug, func() string { return fmt.Sprint(v...) }) }
 func (r raftLogger) Infof(f string, v ...any) {
-	r.log(slog.LevelInfo, func() string { return fmt.Sprintf(f, v...) })
+	r.log(slog.LevelDebug, func() string { return fmt.Sprintf(f, v...) })
 }
 func (r raftLogger) Warning(v ...any) {
 	r.log(slog.LevelWarn, func() string { return fmt.Sprint(v...) })

@@ -150,6 +150,9 @@ func (n *Node) setLeader(lead uint64, isLeader bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	known := n.status.Lead != raft.None
+	if lead != n.status.Lead {
+		n.logger.Info("raft leader changed", "leader", lead, "is_leader", isLeader, "term", n.status.Term)
+	}
 	n.status.Lead, n.status.IsLeader = lead, isLeader
 	switch {
 	case lead != raft.None && !known:

@@ -234,8 +234,13 @@ func (c *conn) decode(frame []byte) (*item, bool) {
 	body := frame[d.Offset():]
 	switch h.Op {
 	case proto.OpPing:
+		it.xid = proto.XidPing // ZooKeeper answers every ping with xid -2
 		return it, true
-	case proto.OpCheck, proto.OpReconfig, proto.OpSASL, proto.OpCreateSession, proto.OpError, proto.OpNotification:
+	case proto.OpReconfig:
+		// Dynamic reconfiguration is off, as it is by default in ZooKeeper.
+		it.err = proto.ErrReconfigDisabled
+		return it, true
+	case proto.OpCheck, proto.OpSASL, proto.OpCreateSession, proto.OpError, proto.OpNotification:
 		// Not valid as a request here: ZooKeeper answers UNIMPLEMENTED and
 		// closes the connection.
 		it.err, it.close = proto.ErrUnimplemented, true
@@ -248,8 +253,11 @@ func (c *conn) decode(frame []byte) (*item, bool) {
 			it.err, it.close = proto.ErrUnimplemented, true
 			return it, false
 		}
-		c.log.Warn("closing connection: malformed request", "op", h.Op.String(), "err", err)
-		return nil, false
+		// ZooKeeper answers a body it cannot deserialize with
+		// MARSHALLINGERROR and keeps the connection.
+		c.log.Warn("malformed request", "op", h.Op.String(), "err", err)
+		it.err = proto.ErrMarshallingError
+		return it, true
 	}
 	it.req = req
 	switch r := req.(type) {

@@ -116,7 +116,7 @@ func (s *Server) Start() error {
 		SnapCount:        uint64(s.cfg.SnapCount),
 		SnapRetainCount:  s.cfg.AutopurgeSnapRetainCount,
 		MaxProposalBytes: s.cfg.JuteMaxBuffer + 64*1024,
-		Logger:           s.log.With("component", "raft"),
+		Logger:           s.log,
 	}, (*machine)(s))
 	if err != nil {
 		return err
@@ -127,6 +127,11 @@ func (s *Server) Start() error {
 	if err := node.WaitLeader(ctx); err != nil {
 		node.Close()
 		return fmt.Errorf("server: waiting for raft leadership: %w", err)
+	}
+	// Serve only once everything committed before the restart is applied.
+	if err := s.waitApplied(ctx, node.Status().Commit); err != nil {
+		node.Close()
+		return fmt.Errorf("server: replaying the log: %w", err)
 	}
 	// Every session recovered from the log gets a fresh timeout.
 	now := time.Now()
@@ -149,6 +154,20 @@ func (s *Server) Start() error {
 	go s.acceptLoop()
 	go s.expiryLoop()
 	go s.reaperLoop()
+	return nil
+}
+
+// waitApplied waits until the state machine has applied index.
+func (s *Server) waitApplied(ctx context.Context, index uint64) error {
+	t := time.NewTicker(2 * time.Millisecond)
+	defer t.Stop()
+	for s.node.AppliedIndex() < index {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("applied %d of %d entries: %w", s.node.AppliedIndex(), index, ctx.Err())
+		case <-t.C:
+		}
+	}
 	return nil
 }
 

@@ -1,11 +1,3 @@
-// Package session tracks session liveness on the server that decides expiry
-// (the leader; in standalone, the only server): when each session's deadline
-// falls, grouped into deadline buckets one tick wide as ZooKeeper's
-// ExpiryQueue groups them, so a tick expires whole buckets and touching a
-// session usually costs one atomic comparison.
-//
-// The tracker only reports expired sessions; closing them is a log entry the
-// caller proposes. It reads no clock of its own: callers pass the time.
 package session
 
 import (
@@ -74,8 +66,11 @@ func (t *Tracker) Get(id int64) *Entry {
 	return t.sessions[id]
 }
 
-// Touch pushes a session's deadline to now+timeout. It reports false if the
-// session is no longer tracked (closed or expired).
+// Touch pushes a session's deadline to now+timeout, rounded up to the next
+// tick multiple. A deadline is never moved earlier by Touch: callers pass a
+// clock that does not run backwards, so the common case is one atomic
+// comparison. It reports false if the session is no longer tracked (removed
+// or expired).
 func (t *Tracker) Touch(e *Entry, now time.Time) bool {
 	if e.gone.Load() {
 		return false
@@ -94,15 +89,23 @@ func (t *Tracker) Touch(e *Entry, now time.Time) bool {
 }
 
 // SetTimeout changes a session's timeout (a client reconnecting negotiates
-// anew) and touches it.
+// anew) and moves its deadline to now+timeout, earlier if the timeout shrank,
+// as ExpiryQueue.update does. It reports false if the session is no longer
+// tracked.
 func (t *Tracker) SetTimeout(e *Entry, timeout time.Duration, now time.Time) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if e.gone.Load() {
+		return false
+	}
 	e.timeout.Store(timeout.Milliseconds())
-	return t.Touch(e, now)
+	t.move(e, t.roundUp(now.Add(timeout)))
+	return true
 }
 
 func (t *Tracker) move(e *Entry, b int64) {
 	old := e.bucket.Load()
-	if old == b {
+	if old == b && t.buckets[b][e.ID] == e {
 		return
 	}
 	if s := t.buckets[old]; s != nil {

@@ -105,6 +105,33 @@ func FuzzDecodeRecord(f *testing.F) {
 		_ = parseRecord(typ, payload, &r) // must not panic
 		data := append(encodeSegmentHeader(0, 1), b...)
 		_, _ = walkSegment(segment{path: "fuzz"}, data, func(int, *record) error { return nil })
-		_, _ = validRecordAfter(data, 1)
+		_, _, _ = validRecordAfter(data, 1)
 	})
+}
+
+func TestValidRecordAfter(t *testing.T) {
+	rec := mustEntryRecord(t, raftpb.Entry{Term: 1, Index: 3, Data: []byte("payload")})
+	garbage := bytes.Repeat([]byte{0xde, 0xad, 0xbe, 0xef, 0x01}, 50)
+	tests := []struct {
+		name      string
+		data      []byte
+		from      int
+		wantFound bool
+		wantAt    int
+	}{
+		{"zeros", make([]byte, 1000), 0, false, 0},
+		{"garbage", garbage, 0, false, 0},
+		{"record after garbage", append(bytes.Clone(garbage), rec...), 1, true, len(garbage)},
+		{"record after zeros", append(make([]byte, 17), rec...), 0, true, 17},
+		{"cut record", append(make([]byte, 17), rec[:len(rec)-1]...), 0, false, 0},
+		{"record before from", append(bytes.Clone(rec), make([]byte, 40)...), 1, false, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			at, found, exhausted := validRecordAfter(tt.data, tt.from)
+			if found != tt.wantFound || (found && at != tt.wantAt) || exhausted {
+				t.Fatalf("got at=%d found=%v exhausted=%v, want at=%d found=%v", at, found, exhausted, tt.wantAt, tt.wantFound)
+			}
+		})
+	}
 }

@@ -164,16 +164,31 @@ func walkSegment(s segment, data []byte, visit func(off int, r *record) error) (
 	return nil, nil
 }
 
+// scanBudget bounds the bytes validRecordAfter checksums, so that a large
+// region of garbage cannot stall start-up; when it runs out the damage is
+// treated as corruption, which loses nothing.
+const scanBudget = 1 << 30
+
 // validRecordAfter reports whether a complete record with a matching
 // checksum starts at any offset from 'from' on. Finding one after a bad
-// record means the bad record is damage, not a torn write.
-func validRecordAfter(data []byte, from int) (offset int, found bool) {
+// record means the bad record is damage, not a torn write. exhausted is true
+// when the scan gave up before the end of data.
+func validRecordAfter(data []byte, from int) (offset int, found, exhausted bool) {
+	budget := scanBudget
 	for p := from; p+recordHeaderLen <= len(data); p++ {
+		size := int(binary.BigEndian.Uint32(data[p:]))
+		typ := data[p+8]
+		if typ < recordEntry || typ > recordSnapshot || size > len(data)-p-recordHeaderLen {
+			continue
+		}
+		if budget -= size + 1; budget < 0 {
+			return p, false, true
+		}
 		if _, _, _, err := decodeRecord(data[p:]); err == nil {
-			return p, true
+			return p, true, false
 		}
 	}
-	return 0, false
+	return 0, false, false
 }
 
 // syncDir fsyncs a directory so that creations, renames and removals in it

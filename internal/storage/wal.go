@@ -139,7 +139,9 @@ func (w *WAL) recoverSegment(s segment, last bool) error {
 		return err
 	}
 	// The segment was started after entry first-1; it may hold no entry.
-	w.lastIndex = s.first - 1
+	if s.first > 0 {
+		w.lastIndex = s.first - 1
+	}
 	bad, err := walkSegment(s, data, func(_ int, r *record) error {
 		switch r.typ {
 		case recordEntry:
@@ -161,9 +163,13 @@ func (w *WAL) recoverSegment(s segment, last bool) error {
 	if !last {
 		return &CorruptError{Path: s.path, Offset: int64(bad.offset), Err: bad.err}
 	}
-	if at, found := validRecordAfter(data, bad.offset+1); found {
+	switch at, found, exhausted := validRecordAfter(data, bad.offset+1); {
+	case found:
 		return &CorruptError{Path: s.path, Offset: int64(bad.offset),
 			Err: fmt.Errorf("%w, and a valid record follows at offset %d", bad.err, at)}
+	case exhausted:
+		return &CorruptError{Path: s.path, Offset: int64(bad.offset),
+			Err: fmt.Errorf("%w, followed by too much damage to tell a torn write from corruption", bad.err)}
 	}
 	w.logger.Warn("truncating torn tail of WAL segment",
 		"path", s.path, "offset", bad.offset, "dropped_bytes", len(data)-bad.offset, "reason", bad.err.Error())

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -454,6 +455,13 @@ func TestWALTornTailGarbage(t *testing.T) {
 		{"zeroed last record", func(b []byte, start int64) []byte { clear(b[start:]); return b }, false},
 		{"zeros after the last record", func(b []byte, _ int64) []byte { return append(b, make([]byte, 4096)...) }, true},
 		{"half a header after the last record", func(b []byte, start int64) []byte { return append(b, b[start:start+5]...) }, true},
+		{"random bytes after the last record", func(b []byte, _ int64) []byte {
+			r := rand.New(rand.NewPCG(1, 2))
+			for range 256 << 10 {
+				b = append(b, byte(r.Uint32()))
+			}
+			return b
+		}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

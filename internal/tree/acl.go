@@ -1,11 +1,6 @@
 package tree
 
-import (
-	"strconv"
-	"strings"
-
-	"github.com/paddockhq/paddock/internal/proto"
-)
+import "github.com/paddockhq/paddock/internal/proto"
 
 // ACLRef names an interned ACL list. Many znodes share few distinct lists, so
 // nodes hold a 4-byte reference instead of a copy, as ZooKeeper's
@@ -29,17 +24,11 @@ func newACLCache() *aclCache {
 	}
 }
 
+// aclKey returns a key that identifies an ACL list exactly: its jute
+// encoding, where every string is length-prefixed, so no two different lists
+// share a key whatever bytes their ids hold.
 func aclKey(acl []proto.ACL) string {
-	var b strings.Builder
-	for _, a := range acl {
-		b.WriteString(strconv.Itoa(int(a.Perms)))
-		b.WriteByte(0)
-		b.WriteString(a.ID.Scheme)
-		b.WriteByte(0)
-		b.WriteString(a.ID.ID)
-		b.WriteByte(0)
-	}
-	return b.String()
+	return string(proto.AppendACLs(make([]byte, 0, 64), acl))
 }
 
 // intern returns the reference for acl, adding one use.

@@ -80,14 +80,24 @@ func DecodeSnapshot(d *proto.Decoder) (*Tree, error) {
 			if t.root != nil {
 				return nil, fmt.Errorf("tree snapshot: root twice")
 			}
+			if n.EphemeralOwner != 0 {
+				return nil, fmt.Errorf("tree snapshot: root has ephemeralOwner %#x", n.EphemeralOwner)
+			}
 			t.root = n
 			t.count = 1
+			t.dataSize += int64(len(n.Data)) + rootSize
 			continue
+		}
+		if t.root == nil {
+			return nil, fmt.Errorf("tree snapshot: node %q before the root", path)
 		}
 		parentPath, name := Parent(path)
 		parent := t.Get(parentPath)
-		if t.root == nil || parent == nil || name == "" || parent.children[name] != nil {
+		if parent == nil || name == "" || parent.children[name] != nil {
 			return nil, fmt.Errorf("tree snapshot: node %q out of order", path)
+		}
+		if parent.Kind() == Ephemeral {
+			return nil, fmt.Errorf("tree snapshot: node %q has an ephemeral parent", path)
 		}
 		if parent.children == nil {
 			parent.children = make(map[string]*Node, 1)

@@ -31,18 +31,28 @@ type Tree struct {
 	ttls       map[string]struct{}
 }
 
-// New returns a tree holding "/" and ZooKeeper's reserved nodes.
+// New returns a tree holding "/" and ZooKeeper's reserved nodes as a fresh
+// DataTree has them: empty (not null) data, all-zero Stat, open ACLs except
+// /zookeeper/config, which is world-readable only and has aversion -1
+// (DataTree.addConfigNode calls setACL with version -1). The reserved nodes do
+// not count as child creations, so "/" shows cversion -1 and /zookeeper -2.
 func New() *Tree {
 	t := newEmpty()
-	t.root = &Node{ACL: t.acls.intern(OpenACL)}
+	t.root = &Node{Data: []byte{}, ACL: t.acls.intern(OpenACL)}
 	t.count = 1
-	t.Create(ZooKeeperPath, nil, OpenACL, 0, 0, 0)
-	t.Create(QuotaPath, nil, OpenACL, 0, 0, 0)
-	t.Create(ConfigPath, nil, ReadACL, 0, 0, 0)
-	// ZooKeeper's reserved nodes do not count as child creations of "/".
+	t.dataSize = rootSize
+	t.Create(ZooKeeperPath, []byte{}, OpenACL, 0, 0, 0)
+	t.Create(QuotaPath, []byte{}, OpenACL, 0, 0, 0)
+	config := t.Create(ConfigPath, []byte{}, ReadACL, 0, 0, 0)
+	config.Aversion = -1
 	t.root.Cversion, t.Get(ZooKeeperPath).Cversion = 0, 0
 	return t
 }
+
+// rootSize is what "/" adds to DataSize besides its data. ZooKeeper's
+// approximateDataSize sums path length plus data length over its node map,
+// where the root has the aliases "" and "/"; a fresh tree totals 44.
+const rootSize = 1
 
 func newEmpty() *Tree {
 	return &Tree{
@@ -85,7 +95,9 @@ func (t *Tree) Get(path string) *Node {
 func (t *Tree) NodeCount() int { return t.count }
 
 // DataSize approximates the bytes of data held, as ZooKeeper's
-// approximate_data_size (data plus path lengths).
+// approximate_data_size: the sum over nodes of path length plus data length,
+// 44 for a fresh tree. Path lengths are counted in bytes (ZooKeeper counts
+// UTF-16 units; the two agree for ASCII paths).
 func (t *Tree) DataSize() int64 { return t.dataSize }
 
 // ACL returns the ACL list of n. The slice is shared: do not modify it.

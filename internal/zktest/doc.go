@@ -5,11 +5,13 @@
 // # Contract
 //
 // The package is for tests only. Every starter takes a testing.TB, writes its
-// zoo.cfg, data and log into t.TempDir(), listens on a free 127.0.0.1 port,
-// returns only once the server answers the "ruok" four-letter word with
-// "imok" (or fails the test with the tail of the server's log), and registers
-// a t.Cleanup that stops the process by PID (SIGTERM, then SIGKILL after a
-// grace period) and waits for it. Both servers are configured alike:
+// zoo.cfg, data and log into t.TempDir(), and listens on a free 127.0.0.1
+// port. It returns only once the server answers the "ruok" four-letter word
+// with "imok" and "srvr" no longer says it is starting (Apache ZooKeeper
+// answers ruok before it serves requests); otherwise it fails the test with
+// the tail of the server's log. It registers a t.Cleanup that stops the
+// process by PID (SIGTERM, then SIGKILL after a grace period) and waits for
+// it. Both servers are configured alike:
 //
 //   - 4lw.commands.whitelist=* (kazoo's server_version needs "envi"),
 //   - extended types (TTL nodes) enabled,
@@ -24,7 +26,7 @@
 // [BuildPaddock] builds the server binary once per test binary (the
 // binary is left in a temporary directory shared by the whole process). The
 // package keeps no other state between tests and reads no environment
-// variables.
+// variables besides PATH (to find java and go).
 //
 // Paths of the Apache ZooKeeper installation default to Debian's layout
 // (java on PATH or /usr/bin/java, jars in /usr/share/java); [ZKOptions] can

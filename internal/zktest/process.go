@@ -56,7 +56,7 @@ type run struct {
 	err  error         // cmd.Wait's result, valid once done is closed
 }
 
-// newProcess starts argv, waits until the server answers "ruok", and
+// newProcess starts p.argv, waits until the server is ready (see probe), and
 // registers a cleanup that stops it.
 func newProcess(t testing.TB, p *Process) *Process {
 	t.Helper()
@@ -111,8 +111,8 @@ func (p *Process) current() *run {
 	return p.run
 }
 
-// waitReady polls "ruok" until the server answers "imok", the process exits,
-// or the start timeout passes.
+// waitReady polls the server until it is ready (see probe), the process
+// exits, or the start timeout passes.
 func (p *Process) waitReady() error {
 	r := p.current()
 	deadline := time.NewTimer(p.startTimeout)
@@ -123,7 +123,13 @@ func (p *Process) waitReady() error {
 	for {
 		err := probe(p.Addr)
 		if err == nil {
-			return nil
+			select {
+			case <-r.done: // someone else answered on our port
+				return fmt.Errorf("zktest: %s on %s exited (%v) although the port answers ruok; log %s ends:\n%s",
+					p.name, p.Addr, r.err, p.LogPath, p.LogTail())
+			default:
+				return nil
+			}
 		}
 		last = err
 		select {

@@ -35,17 +35,20 @@ func DefaultZKClasspath() []string {
 	}
 }
 
-// quietJVMFlags returns JVM options that keep the JVM small and quick to
-// start.
-func quietJVMFlags() []string {
-	return []string{
+// jvmFlags returns the JVM options StartZooKeeper begins with: by default
+// ones that keep the JVM small and quick to start; for production, only the
+// JVM's own defaults (full JIT, default GC and heap).
+func jvmFlags(production bool) []string {
+	common := []string{"-Djava.awt.headless=true", "-Dfile.encoding=UTF-8"}
+	if production {
+		return common
+	}
+	return append([]string{
 		"-Xmx256m",
 		"-XX:+UseSerialGC",
 		"-XX:TieredStopAtLevel=1",
 		"-XX:-UsePerfData",
-		"-Djava.awt.headless=true",
-		"-Dfile.encoding=UTF-8",
-	}
+	}, common...)
 }
 
 // ZKOptions configures StartZooKeeper. The zero value is usable.
@@ -59,6 +62,10 @@ type ZKOptions struct {
 	// JVMFlags holds additional JVM options, such as "-Dkey=value" system
 	// properties, placed after the defaults.
 	JVMFlags []string
+	// ProductionJVM drops the quick-start JVM options (small heap, serial
+	// GC, C1-only JIT) so that the server runs as it would in production;
+	// for benchmarks.
+	ProductionJVM bool
 	// DataDir is the data directory; "" means a new directory under
 	// t.TempDir().
 	DataDir string
@@ -133,7 +140,7 @@ func StartZooKeeper(t testing.TB, opts ZKOptions) *Process {
 		t.Fatalf("zktest: write log4j config: %v", err)
 	}
 
-	argv := append([]string{java}, quietJVMFlags()...)
+	argv := append([]string{java}, jvmFlags(opts.ProductionJVM)...)
 	argv = append(argv,
 		"-Dlog4j.configuration=file:"+log4j,
 		"-Dzookeeper.jmx.log4j.disable=true",

@@ -1,0 +1,40 @@
+// Package difftest runs the same operation scripts against Apache
+// ZooKeeper and Paddock and compares what the two servers answer.
+//
+// # Pieces
+//
+//   - [Client] is a raw protocol connection built only on package proto
+//     and net: it performs the handshake (with or without the readOnly
+//     byte, new session or reattach), sends any request with any xid (many
+//     may be in flight) or raw bytes, and hands back every frame in arrival
+//     order, so notifications keep their place among replies.
+//   - [ParseScenarios] and [LoadCorpus] read the script format described in
+//     testdata/README.md: "== name" headers, then one step per line such as
+//     "c1 create /a data persistent open".
+//   - [Run] executes one scenario against one server and returns its
+//     transcript: one line per step ("<step> -> <result>") plus one line per
+//     notification, normalized by [Transcript] so that two servers (or two
+//     runs of one) can be compared line by line.
+//
+// # Normalization
+//
+// Paths under the scenario root are printed relative to it. Zxids are
+// replaced by their rank among the positive zxids the scenario observed
+// (z1 is the smallest; z0 is zxid 0). Times are checked rather than
+// ranked: ctime and mtime are printed as t<rank of czxid/mzxid> when they
+// are consistent (one time per txn, non-decreasing with zxid, within the
+// run's wall-clock window), else as t!<reason>; ranking raw millisecond
+// values would be flaky because two txns often share a millisecond.
+// Session ids are named s1, s2... in order of first appearance. Children
+// and ephemeral lists are sorted. Reply-header zxids are not printed: they
+// expose server-internal txns (session creation and closing, failed
+// writes) that are not part of the client-visible contract; they are
+// still tracked per client as the "last zxid seen" for setWatches and
+// reconnects. Everything else (versions, cversion, lengths, error codes,
+// event types and order, connection closes) is printed exactly.
+//
+// # Concurrency
+//
+// A Client must be used by one goroutine; Run may be called concurrently
+// for different scenarios (each uses its own root and connections).
+package difftest

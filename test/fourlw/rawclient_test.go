@@ -1,0 +1,114 @@
+package fourlw_test
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/paddockhq/paddock/internal/proto"
+)
+
+// clientWait bounds one request/reply exchange of rawClient.
+const clientWait = 10 * time.Second
+
+// maxFrame bounds a reply frame the client accepts.
+const maxFrame = 1 << 20
+
+// rawClient is a minimal synchronous ZooKeeper client built on
+// internal/proto: one request at a time, watch notifications skipped. It
+// exists because the test needs requests (addWatch) go-zk does not have,
+// and the same bytes must go to both servers.
+type rawClient struct {
+	t         testing.TB
+	addr      string
+	nc        net.Conn
+	br        *bufio.Reader
+	xid       int32
+	sessionID int64
+	buf       []byte
+}
+
+// dialClient opens a session with addr and registers its close.
+func dialClient(t testing.TB, addr string, timeoutMs int32) *rawClient {
+	t.Helper()
+	nc, err := net.DialTimeout("tcp", addr, clientWait)
+	if err != nil {
+		t.Fatalf("dial %s: %v", addr, err)
+	}
+	c := &rawClient{t: t, addr: addr, nc: nc, br: bufio.NewReader(nc)}
+	t.Cleanup(func() { nc.Close() })
+	req := proto.ConnectRequest{TimeOut: timeoutMs, Passwd: make([]byte, 16)}
+	nc.SetDeadline(time.Now().Add(clientWait))
+	if _, err := nc.Write(proto.AppendRecordFrame(nil, &req)); err != nil {
+		t.Fatalf("%s: write connect request: %v", addr, err)
+	}
+	frame, err := proto.ReadFrame(c.br, nil, maxFrame)
+	if err != nil {
+		t.Fatalf("%s: read connect response: %v", addr, err)
+	}
+	var resp proto.ConnectResponse
+	if err := proto.Unmarshal(frame, &resp); err != nil {
+		t.Fatalf("%s: decode connect response: %v", addr, err)
+	}
+	if resp.SessionID == 0 {
+		t.Fatalf("%s: connect refused (session id 0)", addr)
+	}
+	c.sessionID = resp.SessionID
+	return c
+}
+
+// do sends one request and waits for its reply, skipping notifications;
+// it returns the reply's error code.
+func (c *rawClient) do(op proto.OpCode, req proto.Request) proto.ErrCode {
+	c.t.Helper()
+	c.xid++
+	c.nc.SetDeadline(time.Now().Add(clientWait))
+	if _, err := c.nc.Write(proto.AppendRequestFrame(nil, c.xid, op, req)); err != nil {
+		c.t.Fatalf("%s: write %v: %v", c.addr, op, err)
+	}
+	for range 1000 {
+		frame, err := proto.ReadFrame(c.br, c.buf, maxFrame)
+		if err != nil {
+			c.t.Fatalf("%s: read reply to %v: %v", c.addr, op, err)
+		}
+		d := proto.NewDecoder(frame)
+		var h proto.ReplyHeader
+		h.Decode(d)
+		if d.Err() != nil {
+			c.t.Fatalf("%s: decode reply header to %v: %v", c.addr, op, d.Err())
+		}
+		if h.Xid == c.xid {
+			return h.Err
+		}
+	}
+	c.t.Fatalf("%s: no reply to %v among 1000 frames", c.addr, op)
+	return 0
+}
+
+// must runs do and fails unless the reply is ErrOK.
+func (c *rawClient) must(op proto.OpCode, req proto.Request) {
+	c.t.Helper()
+	if e := c.do(op, req); e != proto.ErrOK {
+		c.t.Fatalf("%s: %v %s: error %v", c.addr, op, describe(req), e)
+	}
+}
+
+func describe(req proto.Request) string { return fmt.Sprintf("%+v", req) }
+
+// openACL is world:anyone with every permission.
+var openACL = []proto.ACL{{Perms: proto.PermAll, ID: proto.ID{Scheme: "world", ID: "anyone"}}}
+
+// create makes a node with flags (0 persistent, 1 ephemeral).
+func (c *rawClient) create(path string, data string, flags int32) {
+	c.t.Helper()
+	c.must(proto.OpCreate, &proto.CreateRequest{Path: path, Data: []byte(data), ACL: openACL, Flags: flags})
+}
+
+// close ends the session.
+func (c *rawClient) close() {
+	c.t.Helper()
+	c.do(proto.OpCloseSession, nil)
+	c.nc.Close()
+}

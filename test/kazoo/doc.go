@@ -1,0 +1,20 @@
+// Package kazoo runs kazoo's own test suite (Debian's python3-kazoo, in place
+// under /usr/lib/python3/dist-packages/kazoo/tests) against Apache ZooKeeper
+// and, when enabled, Paddock.
+//
+// # Contract
+//
+// run.sh <zookeeper|paddock> runs the suite with kazoo's harness set to a
+// single standalone server (ZOOKEEPER_CLUSTER_SIZE=1). The harness starts
+// the server with "java ... QuorumPeerMain <zoo.cfg>"; shim/java, first on
+// PATH, turns that into Apache ZooKeeper or "paddock server --config
+// <zoo.cfg>" without any change to kazoo, and keeps the server on
+// 127.0.0.1. Tests that cannot pass with one server (or need SASL, for
+// Paddock) are listed, each with its reason, in deselect.txt. pymods/ holds
+// stand-ins for the two third-party modules kazoo's tests import that Debian
+// does not install.
+//
+// TestKazooSuite runs run.sh for each enabled target; it takes about a
+// minute and a half against Apache ZooKeeper and is skipped with -short. The
+// package has no non-test code.
+package kazoo

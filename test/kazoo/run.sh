@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# run.sh <zookeeper|paddock> [pytest arguments...]
+#
+# Runs kazoo's own test suite (Debian's python3-kazoo, in place under
+# /usr/lib/python3/dist-packages/kazoo/tests; nothing is copied) against one
+# standalone server started by kazoo's harness, which runs
+# "java ... QuorumPeerMain <zoo.cfg>". The java shim in shim/ is put first on
+# PATH so that, without changing kazoo, that command starts
+#
+#   zookeeper  Apache ZooKeeper 3.8 from /usr/share/java, or
+#   paddock    $PADDOCK_BIN server --config <zoo.cfg> (PADDOCK_BIN defaults
+#              to a fresh "go build" of ./cmd/paddock).
+#
+# Tests listed in deselect.txt are deselected. pymods/ provides the two
+# small third-party modules kazoo's tests import that Debian does not
+# install (mock, objgraph). Extra arguments go to pytest (e.g. -k lock, -x).
+#
+# Environment: PADDOCK_BIN; REAL_JAVA (default /usr/bin/java);
+# KAZOO_SUITE_TIMEOUT (seconds, default 900); KAZOO_TESTS (default
+# /usr/lib/python3/dist-packages/kazoo/tests).
+# Exit status: pytest's (0 = all selected tests passed), 2 on usage errors,
+# 124 on timeout.
+
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+usage() {
+	echo "usage: $0 <zookeeper|paddock> [pytest arguments...]" >&2
+	exit 2
+}
+[ $# -ge 1 ] || usage
+target=$1
+shift
+case "$target" in
+zookeeper | paddock) ;;
+*) usage ;;
+esac
+
+python=/usr/bin/python3 # pyenv's python3 on PATH has no kazoo
+tests=${KAZOO_TESTS:-/usr/lib/python3/dist-packages/kazoo/tests}
+if [ ! -d "$tests" ]; then
+	echo "run.sh: kazoo's tests are not at $tests (install python3-kazoo)" >&2
+	exit 2
+fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/kazoo-suite.XXXXXX")
+pidfile="$work/server.pids"
+: >"$pidfile"
+
+# cleanup kills, by PID, any server the shim started that is still running
+# (kazoo stops its servers at exit, unless pytest was killed).
+cleanup() {
+	local pid cmd
+	while read -r pid; do
+		[ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ] || continue
+		cmd=$(tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" || true)
+		case "$cmd" in
+		*QuorumPeerMain* | *" server --config "*)
+			echo "run.sh: killing leftover server pid $pid" >&2
+			kill -KILL "$pid" 2>/dev/null || true
+			;;
+		esac
+	done <"$pidfile"
+	rm -rf -- "$work"
+}
+trap cleanup EXIT
+
+if [ "$target" = paddock ] && [ -z "${PADDOCK_BIN:-}" ]; then
+	root=$(cd "$here/../.." && pwd)
+	echo "run.sh: building ./cmd/paddock in $root"
+	(cd "$root" && go build -o "$work/paddock" ./cmd/paddock)
+	PADDOCK_BIN=$work/paddock
+fi
+
+# A free port on 127.0.0.1 for the client port (with one server kazoo uses
+# only the base port; the admin port it also writes is disabled by the shim).
+port=$("$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+
+# Deselections: every line of deselect.txt for all targets or this one.
+deselect=()
+while IFS= read -r line; do
+	line=${line%%#*}
+	read -r -a words <<<"$line" || true
+	[ ${#words[@]} -gt 0 ] || continue
+	if [[ ${words[0]} == @* ]]; then
+		[ "${words[0]}" = "@$target" ] || continue
+		words=("${words[@]:1}")
+	fi
+	[ ${#words[@]} -eq 1 ] || {
+		echo "run.sh: deselect.txt: bad line: $line" >&2
+		exit 2
+	}
+	deselect+=(--deselect "${words[0]}")
+done <"$here/deselect.txt"
+
+export PATH="$here/shim:$PATH"
+export KAZOO_SHIM_TARGET=$target
+export KAZOO_SHIM_PIDFILE=$pidfile
+export REAL_JAVA=${REAL_JAVA:-/usr/bin/java}
+export PADDOCK_BIN=${PADDOCK_BIN:-}
+export ZOOKEEPER_CLUSTER_SIZE=1
+export ZOOKEEPER_PORT_OFFSET=$port
+export ZOOKEEPER_VERSION=3.8.0
+export ZOOKEEPER_CLASSPATH=/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-log4j12.jar:/usr/share/java/log4j-1.2.jar
+export PYTHONPATH="$here/pymods${PYTHONPATH:+:$PYTHONPATH}"
+export PYTHONDONTWRITEBYTECODE=1
+export TMPDIR=$work # kazoo's server working directories go here too
+
+echo "run.sh: kazoo suite against $target, client port $port, ${#deselect[@]} deselect arguments"
+cd "$work"
+status=0
+timeout -k 30 "${KAZOO_SUITE_TIMEOUT:-900}" \
+	"$python" -m pytest -p no:cacheprovider --rootdir "$work" -q -rfEs --durations=10 \
+	"${deselect[@]}" "$@" "$tests" || status=$?
+exit "$status"
