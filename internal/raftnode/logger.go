@@ -23,6 +23,7 @@ func (r raftLogger) Debug(v ...any) {
 func (r raftLogger) Debugf(f string, v ...any) {
 	r.log(slog.LevelDebug, func() string { return fmt.Sprintf(f, v...) })
 }
+
 // Info and Infof log at debug level: raft narrates every election step at
 // info, which drowns a server's own log. raftnode logs leader changes itself.
 func (r raftLogger) Info(v ...any) { r.log(slog.LevelDebug, func() string { return fmt.Sprint(v...) }) }
