@@ -30,8 +30,9 @@ func DigestFromAuth(auth []byte) string {
 }
 
 // javaUTF8 returns b as Java's new String(b, UTF_8) reads it: each maximal
-// ill-formed subsequence becomes one U+FFFD (the Unicode "best practice" that
-// Java's decoder follows).
+// ill-formed subsequence becomes one U+FFFD, the Unicode "best practice",
+// except that Java takes an encoded surrogate (ED A0..BF 80..BF) and its
+// prefixes as one ill-formed sequence.
 func javaUTF8(b []byte) string {
 	if utf8.Valid(b) {
 		return string(b)
@@ -61,8 +62,6 @@ func maximalSubpart(b []byte) int {
 		need = 1
 	case c == 0xE0:
 		need, lo = 2, 0xA0
-	case c == 0xED:
-		need, hi = 2, 0x9F
 	case c >= 0xE1 && c <= 0xEF:
 		need = 2
 	case c == 0xF0:

@@ -20,6 +20,8 @@ type fakeServer struct {
 	ln net.Listener
 	wg sync.WaitGroup
 
+	created int64 // ctime of the one node getData describes, in ms
+
 	mu    sync.Mutex
 	conns []net.Conn
 	zxid  int64
@@ -32,7 +34,7 @@ func startFake(t *testing.T) *fakeServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &fakeServer{ln: ln, zxid: 100, next: 0x5000}
+	s := &fakeServer{ln: ln, zxid: 100, next: 0x5000, created: time.Now().UnixMilli()}
 	s.wg.Add(1)
 	go s.accept()
 	t.Cleanup(func() {
@@ -91,7 +93,7 @@ func (s *fakeServer) serve(c net.Conn) {
 	if _, err := c.Write(proto.AppendRecordFrame(nil, &resp)); err != nil {
 		return
 	}
-	created := time.Now().UnixMilli()
+	created := s.created
 	for {
 		body, err := proto.ReadFrame(c, nil, proto.DefaultMaxBuffer)
 		if err != nil {

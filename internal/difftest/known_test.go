@@ -2,7 +2,8 @@ package difftest
 
 // knownDifferences lists the scenarios where Paddock deliberately
 // answers as Apache ZooKeeper 3.9 does where the 3.8 server of these
-// tests answers otherwise, with the reason. Their Paddock transcripts are
+// tests answers otherwise, or deliberately does not copy a ZooKeeper
+// quirk, with the reason (README.md, "How Paddock differs"). Their Paddock transcripts are
 // pinned in testdata/golden/paddock/. Every other scenario must match
 // ZooKeeper exactly. Keep each such scenario small, so that it holds
 // only the differing behaviour.
@@ -29,6 +30,12 @@ var knownDifferences = map[string]string{
 		"since 3.9 (ZOOKEEPER-4466); in 3.8 the later mode replaces the other",
 	"addwatch-checkwatches": "since 3.9 (ZOOKEEPER-4466/4472) checkWatches of type data or children " +
 		"looks for standard watches only; 3.8 counts a persistent watch as both",
+	"request-null-path": "a path sent as a null string (length -1) is read as the empty string; " +
+		"ZooKeeper fails with a NullPointerException and answers MarshallingError",
+	"multi-only-writes-sent-as-multiread": "ZooKeeper's MarshallingError reply carries a stray 9-byte " +
+		"multi terminator after the header; Paddock's error replies carry only the header",
+	"path-supplementary-echo": "ZooKeeper echoes a path with a character outside the BMP as two " +
+		"separately encoded surrogates (invalid UTF-8); Paddock echoes the bytes it received",
 	"addwatch-remove-persistent-with-type": "watcher types 4 (persistent) and 5 (persistent recursive) " +
 		"exist since 3.9 (ZOOKEEPER-4472); 3.8 answers MarshallingError",
 }

@@ -240,7 +240,12 @@ func (c *conn) decode(frame []byte) (*item, bool) {
 		// Dynamic reconfiguration is off, as it is by default in ZooKeeper.
 		it.err = proto.ErrReconfigDisabled
 		return it, true
-	case proto.OpCheck, proto.OpSASL, proto.OpCreateSession, proto.OpError, proto.OpNotification:
+	case proto.OpSASL:
+		// No SASL provider is configured: ZooKeeper answers with a null
+		// token and keeps the connection.
+		it.reply = proto.AppendReplyFrame(nil, proto.ReplyHeader{Xid: h.Xid, Zxid: c.s.lastZxid()}, &nullToken{})
+		return it, true
+	case proto.OpCheck, proto.OpCreateSession, proto.OpError, proto.OpNotification:
 		// Not valid as a request here: ZooKeeper answers UNIMPLEMENTED and
 		// closes the connection.
 		it.err, it.close = proto.ErrUnimplemented, true
@@ -295,6 +300,11 @@ func (c *conn) authenticate(it *item, r *proto.AuthPacket) (*item, bool) {
 	return it, false
 }
 
+// nullToken is the body of a sasl reply without SASL: a null buffer.
+type nullToken struct{ proto.Empty }
+
+func (nullToken) Append(b []byte) []byte { return proto.AppendBuffer(b, nil) }
+
 // writeEntry returns the log entry for a write request, or nil for a read.
 func (c *conn) writeEntry(op proto.OpCode, req proto.Request) *fsm.Entry {
 	e := &fsm.Entry{Type: fsm.EntryTxn, Session: c.sessionID, Time: time.Now().UnixMilli()}
@@ -318,6 +328,12 @@ func (c *conn) writeEntry(op proto.OpCode, req proto.Request) *fsm.Entry {
 		e.Multi = true
 		e.Ops = make([]fsm.Op, len(r.Ops))
 		for i, m := range r.Ops {
+			if m.Op == proto.OpCreateTTL && m.Flags != proto.FlagPersistentWithTTL &&
+				m.Flags != proto.FlagPersistentSequentialWithTTL {
+				// ZooKeeper's Op.create turns a createTTL record with a
+				// non-TTL mode into a plain create.
+				m.Op, m.TTL = proto.OpCreate, 0
+			}
 			e.Ops[i] = fsm.Op{Op: m.Op, Path: m.Path, Data: m.Data, ACL: m.ACL, Flags: m.Flags, TTL: m.TTL, Version: m.Version}
 		}
 	default:
@@ -516,6 +532,9 @@ func (c *conn) handshake(frame []byte) bool {
 		resp.SessionID, resp.Passwd = id, passwd
 		c.log.Info("session established", "session", fmt.Sprintf("0x%x", id), "timeout", timeout)
 	} else {
+		// ZooKeeper closes the session's current connection before it
+		// checks the password (processConnectRequest).
+		c.s.detach(req.SessionID)
 		c.s.mu.RLock()
 		ss := c.s.fsm.Session(req.SessionID)
 		valid := ss != nil && bytes.Equal(ss.Passwd, req.Passwd)

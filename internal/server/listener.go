@@ -73,6 +73,17 @@ func (s *Server) attach(c *conn) {
 	}
 }
 
+// detach closes the connection a session is attached to, if any.
+func (s *Server) detach(session int64) {
+	s.connMu.Lock()
+	old := s.bySession[session]
+	s.connMu.Unlock()
+	if old != nil {
+		old.log.Info("closing connection: the session is reconnecting elsewhere")
+		old.close()
+	}
+}
+
 // dropConn forgets a closed connection and its watches.
 func (s *Server) dropConn(c *conn) {
 	s.connMu.Lock()

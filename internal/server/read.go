@@ -30,7 +30,7 @@ func (s *Server) readOp(c *conn, it *item) (proto.Response, proto.ErrCode) {
 		if strings.IndexByte(r.Path, 0) >= 0 {
 			return nil, proto.ErrBadArguments
 		}
-		n := t.Get(r.Path)
+		n := lookup(t, r.Path)
 		if n == nil {
 			// The watch is set even though the node is missing: it fires on
 			// creation.
@@ -114,11 +114,17 @@ func (s *Server) readOp(c *conn, it *item) (proto.Response, proto.ErrCode) {
 		}
 		return &proto.GetAllChildrenNumberResponse{TotalNumber: int32(tree.CountDescendants(n))}, proto.ErrOK
 	case *proto.CheckWatchesRequest:
+		if !validWatcherType(r.Type) {
+			return nil, proto.ErrMarshallingError
+		}
 		if !s.watches.Contains(c, r.Path, r.Type) {
 			return nil, proto.ErrNoWatcher
 		}
 		return nil, proto.ErrOK
 	case *proto.RemoveWatchesRequest:
+		if !validWatcherType(r.Type) {
+			return nil, proto.ErrMarshallingError
+		}
 		if !s.watches.Remove(c, r.Path, r.Type) {
 			return nil, proto.ErrNoWatcher
 		}
@@ -126,7 +132,8 @@ func (s *Server) readOp(c *conn, it *item) (proto.Response, proto.ErrCode) {
 	case *proto.AddWatchRequest:
 		kind, err := watch.ParseAddWatchMode(r.Mode)
 		if err != nil {
-			return nil, proto.ErrBadArguments
+			// ZooKeeper fails to map the mode and answers MARSHALLINGERROR.
+			return nil, proto.ErrMarshallingError
 		}
 		s.watches.Add(r.Path, kind, c)
 		return &proto.ErrorResponse{Err: proto.ErrOK}, proto.ErrOK
@@ -147,9 +154,22 @@ func (s *Server) readOp(c *conn, it *item) (proto.Response, proto.ErrCode) {
 	return nil, proto.ErrUnimplemented
 }
 
+// lookup finds a node for a read. ZooKeeper's node table holds the root
+// under "" as well as "/", so reads of "" see the root.
+func lookup(t *tree.Tree, path string) *tree.Node {
+	if path == "" {
+		return t.Get("/")
+	}
+	return t.Get(path)
+}
+
+func validWatcherType(w proto.WatcherType) bool {
+	return w >= proto.WatcherChildren && w <= proto.WatcherPersistentRecursive
+}
+
 // readable looks a node up and checks perm against its ACL.
 func (s *Server) readable(t *tree.Tree, path string, perm int32, auth []proto.ID) (*tree.Node, proto.ErrCode) {
-	n := t.Get(path)
+	n := lookup(t, path)
 	if n == nil {
 		return nil, proto.ErrNoNode
 	}
@@ -180,14 +200,12 @@ func (s *Server) multiRead(c *conn, r *proto.MultiRequest) *proto.MultiResponse 
 }
 
 // whoAmI lists the connection's identities as ZooKeeper reports them: the
-// user name for digest, the address for ip; the super marker is not shown.
+// user name for digest, the address for ip, and super with an empty user.
 func whoAmI(auth []proto.ID) *proto.WhoAmIResponse {
 	out := &proto.WhoAmIResponse{ClientInfo: make([]proto.ClientInfo, 0, len(auth))}
 	for _, id := range auth {
 		user := id.ID
 		switch id.Scheme {
-		case acl.Super:
-			continue
 		case acl.Digest:
 			if i := strings.IndexByte(user, ':'); i >= 0 {
 				user = user[:i]
@@ -211,7 +229,7 @@ func (s *Server) setWatches(c *conn, rel int64, data, exist, child, persistent, 
 		c.Notify(proto.WatcherEvent{Type: typ, State: proto.StateSyncConnected, Path: path}, -1)
 	}
 	for _, p := range data {
-		n := t.Get(p)
+		n := lookup(t, p)
 		switch {
 		case n == nil:
 			fire(proto.EventNodeDeleted, p, nil)
@@ -222,14 +240,14 @@ func (s *Server) setWatches(c *conn, rel int64, data, exist, child, persistent, 
 		}
 	}
 	for _, p := range exist {
-		if n := t.Get(p); n != nil {
+		if n := lookup(t, p); n != nil {
 			fire(proto.EventNodeCreated, p, n)
 		} else {
 			s.watches.Add(p, watch.Data, c)
 		}
 	}
 	for _, p := range child {
-		n := t.Get(p)
+		n := lookup(t, p)
 		switch {
 		case n == nil:
 			fire(proto.EventNodeDeleted, p, nil)

@@ -49,6 +49,9 @@ func (t *Tree) AppendSnapshot(b []byte) []byte {
 func DecodeSnapshot(d *proto.Decoder) (*Tree, error) {
 	t := newEmpty()
 	nacl := d.Int32()
+	if err := d.Err(); err != nil {
+		return nil, fmt.Errorf("tree snapshot: ACL count: %w", err)
+	}
 	if nacl < 0 || int(nacl) > d.Remaining()/4 {
 		return nil, fmt.Errorf("tree snapshot: bad ACL count %d", nacl)
 	}
@@ -58,6 +61,9 @@ func DecodeSnapshot(d *proto.Decoder) (*Tree, error) {
 		lists[ref] = proto.DecodeACLs(d)
 	}
 	count := d.Int64()
+	if err := d.Err(); err != nil {
+		return nil, fmt.Errorf("tree snapshot: node count: %w", err)
+	}
 	if count < 1 || count > int64(d.Remaining()) {
 		return nil, fmt.Errorf("tree snapshot: bad node count %d", count)
 	}

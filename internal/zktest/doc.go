@@ -24,7 +24,8 @@
 // recovery. Its methods are safe for concurrent use.
 //
 // [BuildPaddock] builds the server binary once per test binary (the
-// binary is left in a temporary directory shared by the whole process). The
+// binary is left in a temporary directory named after the test binary's
+// pid, which later builds remove once that process has exited). The
 // package keeps no other state between tests and reads no environment
 // variables besides PATH (to find java and go).
 //

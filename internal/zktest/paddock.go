@@ -8,7 +8,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -23,7 +25,8 @@ var paddockBuild struct {
 // BuildPaddock builds ./cmd/paddock of the module containing the current
 // directory, once per test binary, into a temporary directory shared by the
 // whole process, and returns the binary's path. It fails t if the build
-// fails.
+// fails. The directory outlives the test binary; the next BuildPaddock
+// removes the directories of test binaries that have exited.
 func BuildPaddock(t testing.TB) string {
 	t.Helper()
 	paddockBuild.once.Do(func() {
@@ -48,7 +51,7 @@ func buildPaddock() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	dir, err := os.MkdirTemp("", "zktest-paddock-")
+	dir, err := buildDir()
 	if err != nil {
 		return "", fmt.Errorf("zktest: build paddock: %w", err)
 	}
@@ -59,6 +62,45 @@ func buildPaddock() (string, error) {
 		return "", fmt.Errorf("zktest: go build ./cmd/paddock in %s: %w\n%s", root, err, out)
 	}
 	return bin, nil
+}
+
+// buildDirPrefix starts the name of every build directory; the test
+// binary's pid follows, so that later runs can remove the directories of
+// binaries that have exited.
+const buildDirPrefix = "zktest-paddock-"
+
+// buildDir creates this process's build directory after removing those left
+// behind by test binaries that have exited.
+func buildDir() (string, error) {
+	tmp := os.TempDir()
+	removeStaleBuildDirs(tmp)
+	return os.MkdirTemp(tmp, buildDirPrefix+strconv.Itoa(os.Getpid())+"-")
+}
+
+// removeStaleBuildDirs removes, best effort, the build directories in tmp
+// whose owning process no longer exists.
+func removeStaleBuildDirs(tmp string) {
+	matches, err := filepath.Glob(filepath.Join(tmp, buildDirPrefix+"*"))
+	if err != nil {
+		return
+	}
+	for _, m := range matches {
+		pidStr, _, ok := strings.Cut(strings.TrimPrefix(filepath.Base(m), buildDirPrefix), "-")
+		if !ok {
+			continue
+		}
+		pid, err := strconv.Atoi(pidStr)
+		if err != nil || pid <= 0 || pid == os.Getpid() || processExists(pid) {
+			continue
+		}
+		os.RemoveAll(m)
+	}
+}
+
+// processExists reports whether a process with this pid exists.
+func processExists(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // goTool returns the go command on PATH.
