@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -308,10 +309,18 @@ func (m *machine) Apply(index, term uint64, data []byte) {
 func (m *machine) Snapshot() (func(io.Writer) error, error) {
 	s := (*Server)(m)
 	s.mu.RLock()
-	data := s.fsm.AppendSnapshot(nil)
+	// Size the buffer up front (72 bytes of fixed fields per node plus its
+	// path and data) so a large tree is not copied while the buffer grows.
+	t := s.fsm.Tree()
+	est := t.DataSize() + 72*int64(t.NodeCount()) + 64<<10
+	data := s.fsm.AppendSnapshot(make([]byte, 0, est))
 	s.mu.RUnlock()
 	return func(w io.Writer) error {
 		_, err := w.Write(data)
+		data = nil
+		// The snapshot buffer is as large as the tree: hand the memory back
+		// to the OS now rather than keep the process at twice its size.
+		debug.FreeOSMemory()
 		return err
 	}, nil
 }

@@ -38,7 +38,8 @@ type serverKind struct {
 func kinds() []serverKind {
 	return []serverKind{
 		{"zookeeper", func(b *testing.B) *zktest.Process {
-			return zktest.StartZooKeeper(b, zktest.ZKOptions{ProductionJVM: true, JVMFlags: []string{"-Xmx8g"}})
+			return zktest.StartZooKeeper(b, zktest.ZKOptions{ProductionJVM: true, JVMFlags: []string{"-Xmx8g"},
+				ExtraConfig: []string{"maxClientCnxns=0"}})
 		}},
 		{"paddock", func(b *testing.B) *zktest.Process {
 			return zktest.StartPaddock(b, zktest.PaddockOptions{ExtraConfig: []string{"maxClientCnxns=0"}})
