@@ -147,6 +147,6 @@ func (op *Op) decode(d *proto.Decoder) {
 		op.Version = d.Int32()
 	case proto.OpDeleteContainer:
 	default:
-		d.Fail(fmt.Errorf("%w: op %d", errEntry, op.Op))
+		d.Fail(fmt.Errorf("%w: unknown op %d before offset %d", proto.ErrMalformed, op.Op, d.Offset()))
 	}
 }

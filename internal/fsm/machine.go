@@ -113,12 +113,14 @@ func (m *Machine) closeSession(id int64, zxid int64, r *Result) {
 		n := m.tree.Get(p)
 		acl := m.tree.ACL(n)
 		m.tree.Delete(p, zxid)
+		m.updateQuota(p, -1, -int64(len(n.Data)))
 		parent, _ := tree.Parent(p)
 		r.Changes = append(r.Changes,
 			Change{Type: proto.EventNodeDeleted, Path: p, ACL: acl},
 			Change{Type: proto.EventNodeChildrenChanged, Path: parent, ACL: m.tree.ACL(m.tree.Get(parent))})
 	}
 	delete(m.sessions, id)
+	m.undo = m.undo[:0] // a close is never rolled back
 }
 
 func (m *Machine) applyTxn(e *Entry, zxid int64, r *Result) {

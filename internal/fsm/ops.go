@@ -103,6 +103,8 @@ func (m *Machine) create(e *Entry, op *Op, zxid int64) (OpResult, []Change) {
 		m.tree.Delete(path, 0)
 		parent.Cversion, parent.Pzxid = oldCversion, oldPzxid
 	})
+	m.quotaNodeCreated(path, n)
+	m.updateQuota(path, 1, int64(len(op.Data)))
 	res := OpResult{Op: op.Op, Path: path}
 	if op.Op != proto.OpCreate {
 		res.Stat = n.Stat()
@@ -157,6 +159,7 @@ func (m *Machine) delete(e *Entry, op *Op, zxid int64) (OpResult, []Change) {
 		m.tree.Reinsert(path, n, nodeACL)
 		parent.Cversion, parent.Pzxid = oldCversion, oldPzxid
 	})
+	m.updateQuota(path, -1, -int64(len(n.Data)))
 	return OpResult{Op: op.Op}, []Change{
 		{Type: proto.EventNodeDeleted, Path: path, ACL: nodeACL},
 		{Type: proto.EventNodeChildrenChanged, Path: parentPath, ACL: m.tree.ACL(parent)},
@@ -203,6 +206,7 @@ func (m *Machine) setData(e *Entry, op *Op, zxid int64) (OpResult, []Change) {
 	oldData, oldVersion, oldMzxid, oldMtime := n.Data, n.Version, n.Mzxid, n.Mtime
 	m.tree.SetData(n, op.Data, version, zxid, e.Time)
 	m.undo = append(m.undo, func() { m.tree.SetData(n, oldData, oldVersion, oldMzxid, oldMtime) })
+	m.updateQuota(op.Path, 0, int64(len(op.Data)-len(oldData)))
 	return OpResult{Op: op.Op, Stat: n.Stat()}, []Change{
 		{Type: proto.EventNodeDataChanged, Path: op.Path, ACL: m.tree.ACL(n)},
 	}

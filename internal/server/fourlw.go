@@ -5,16 +5,39 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
+	"os/user"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/paddockhq/paddock/internal/proto"
 	"github.com/paddockhq/paddock/internal/watch"
 )
+
+// Four-letter words answer as Apache ZooKeeper 3.8 (standalone, NIO) does,
+// line for line, so that scripts and monitoring tools parsing its output work
+// unchanged. Deliberate differences, each for a client that parses strictly:
+//
+//   - the version's build date uses ZooKeeper 3.4's "MM/dd/yyyy HH:mm UTC"
+//     layout, which go-zookeeper's FLWSrvr requires (it cannot parse 3.5+'s
+//     "yyyy-MM-dd HH:mm UTC");
+//   - cons prints every connection with the full set of fields, lcxid
+//     included: ZooKeeper prints only queued/recved/sent for a connection
+//     without a session (such as the one asking) and drops lcxid after a
+//     reset, and go-zookeeper's FLWCons rejects both;
+//   - envi reports the Go runtime (go.version) instead of the java.* keys.
+//
+// mntr prints ZooKeeper's server gauges that Paddock has a value for, in
+// ZooKeeper's order (see mntrKeys); ZooKeeper's pipeline counters and
+// summaries (zk_*_latency splits, processor queues, fsync times…) have no
+// Paddock equivalent and are left out.
 
 var opAbbrevs = map[proto.OpCode]string{
 	proto.OpPing: "PING", proto.OpCreateSession: "SESS", proto.OpCloseSession: "CLOS",
@@ -38,8 +61,12 @@ func opAbbrev(op proto.OpCode) string {
 }
 
 // fourLetterWord answers a four-letter-word command and closes the
-// connection, as ZooKeeper does on the client port.
+// connection, as ZooKeeper does on the client port. Like ZooKeeper, it
+// counts the command as a packet received (before answering, so srvr
+// includes itself) and the answer as a packet sent.
 func (s *Server) fourLetterWord(c *conn, cmd string, r *bufio.Reader) {
+	c.stats.received.Add(1)
+	s.stats.received.Add(1)
 	c.nc.SetWriteDeadline(time.Now().Add(10 * time.Second))
 	var out string
 	switch {
@@ -49,6 +76,8 @@ func (s *Server) fourLetterWord(c *conn, cmd string, r *bufio.Reader) {
 		out = s.runFourLetterWord(cmd, r)
 	}
 	io.WriteString(c.nc, out)
+	c.stats.sent.Add(1)
+	s.stats.sent.Add(1)
 }
 
 func (s *Server) runFourLetterWord(cmd string, r *bufio.Reader) string {
@@ -63,8 +92,9 @@ func (s *Server) runFourLetterWord(cmd string, r *bufio.Reader) string {
 	case "conf":
 		s.writeConf(&b)
 	case "cons":
-		for _, c := range s.connections() {
-			c.writeCons(&b)
+		for _, ci := range s.connInfos() {
+			s.writeConnection(&b, ci, false)
+			b.WriteString("\n")
 		}
 		b.WriteString("\n")
 	case "crst":
@@ -76,28 +106,16 @@ func (s *Server) runFourLetterWord(cmd string, r *bufio.Reader) string {
 		s.stats.reset()
 		return "Server stats reset.\n"
 	case "envi":
-		s.writeEnv(&b)
+		writeEnv(&b)
 	case "mntr":
 		s.writeMntr(&b)
 	case "wchs":
 		watchers, paths, total := s.watches.Summary()
 		fmt.Fprintf(&b, "%d connections watching %d paths\nTotal watches:%d\n", watchers, paths, total)
 	case "wchc":
-		s.watches.ByWatcher(func(w watch.Watcher, paths []string) {
-			fmt.Fprintf(&b, "0x%x\n", w.(*conn).sessionID)
-			for _, p := range sortedCopy(paths) {
-				fmt.Fprintf(&b, "\t%s\n", p)
-			}
-		})
-		b.WriteString("\n")
+		s.writeWatchesBySession(&b)
 	case "wchp":
-		s.watches.ByPath(func(path string, ws []watch.Watcher) {
-			fmt.Fprintf(&b, "%s\n", path)
-			for _, w := range ws {
-				fmt.Fprintf(&b, "\t0x%x\n", w.(*conn).sessionID)
-			}
-		})
-		b.WriteString("\n")
+		s.writeWatchesByPath(&b)
 	case "dump":
 		s.writeDump(&b)
 	case "isro":
@@ -105,46 +123,53 @@ func (s *Server) runFourLetterWord(cmd string, r *bufio.Reader) string {
 	case "dirs":
 		fmt.Fprintf(&b, "datadir_size: %d\nlogdir_size: %d\n", dirSize(s.cfg.DataDir), dirSize(s.cfg.DataLogDir))
 	case "gtmk":
+		// Paddock has no request tracing: the trace mask is empty.
 		return "0"
 	case "stmk":
 		var mask [8]byte
 		io.ReadFull(r, mask[:])
 		return "0"
 	case "hash":
-		return "\n"
+		// ZooKeeper lists its digest log here, which a standalone server
+		// leaves empty.
+		return ""
 	}
 	return b.String()
 }
 
 func (s *Server) mode() string { return "standalone" }
 
+// writeServerStats writes srvr (and, with clients, stat): ZooKeeper's
+// StatCommand.
 func (s *Server) writeServerStats(b *strings.Builder, clients bool) {
-	fmt.Fprintf(b, "Zookeeper version: %s, built for Paddock\n", Version)
+	fmt.Fprintf(b, "Zookeeper version: %s\n", fullVersion())
+	conns := s.connInfos()
 	if clients {
 		b.WriteString("Clients:\n")
-		for _, c := range s.connections() {
-			fmt.Fprintf(b, " %s[1](queued=%d,recved=%d,sent=%d)\n", "/"+c.remote,
-				len(c.items), c.stats.received.Load(), c.stats.sent.Load())
+		for _, ci := range conns {
+			s.writeConnection(b, ci, true)
+			b.WriteString("\n")
 		}
 		b.WriteString("\n")
 	}
 	min, avg, max, _ := s.stats.latency.get()
-	fmt.Fprintf(b, "Latency min/avg/max: %d/%.4f/%d\n", min, avg, max)
+	fmt.Fprintf(b, "Latency min/avg/max: %d/%s/%d\n", min, javaDouble(zkAverage(avg)), max)
 	fmt.Fprintf(b, "Received: %d\n", s.stats.received.Load())
 	fmt.Fprintf(b, "Sent: %d\n", s.stats.sent.Load())
-	fmt.Fprintf(b, "Connections: %d\n", len(s.connections()))
+	fmt.Fprintf(b, "Connections: %d\n", len(conns))
 	fmt.Fprintf(b, "Outstanding: %d\n", len(s.outstanding))
-	fmt.Fprintf(b, "Zxid: 0x%x\n", s.lastZxid())
+	fmt.Fprintf(b, "Zxid: 0x%s\n", hex64(s.lastZxid()))
 	fmt.Fprintf(b, "Mode: %s\n", s.mode())
-	fmt.Fprintf(b, "Node count: %d\n", s.nodeCount())
+	fmt.Fprintf(b, "Node count: %d\n", zkNodeCount(s.nodeCount()))
 }
 
+// writeConf writes conf: ZooKeeperServer.dumpConf's keys, in its order.
 func (s *Server) writeConf(b *strings.Builder) {
 	fmt.Fprintf(b, "clientPort=%d\n", s.cfg.ClientPort)
 	fmt.Fprintf(b, "secureClientPort=-1\n")
-	fmt.Fprintf(b, "dataDir=%s\n", s.cfg.DataDir)
+	fmt.Fprintf(b, "dataDir=%s\n", absPath(s.cfg.DataDir))
 	fmt.Fprintf(b, "dataDirSize=%d\n", dirSize(s.cfg.DataDir))
-	fmt.Fprintf(b, "dataLogDir=%s\n", s.cfg.DataLogDir)
+	fmt.Fprintf(b, "dataLogDir=%s\n", absPath(s.cfg.DataLogDir))
 	fmt.Fprintf(b, "dataLogSize=%d\n", dirSize(s.cfg.DataLogDir))
 	fmt.Fprintf(b, "tickTime=%d\n", s.cfg.TickTime.Milliseconds())
 	fmt.Fprintf(b, "maxClientCnxns=%d\n", s.cfg.MaxClientCnxns)
@@ -154,103 +179,295 @@ func (s *Server) writeConf(b *strings.Builder) {
 	fmt.Fprintf(b, "serverId=%d\n", s.cfg.ServerID)
 }
 
-func (c *conn) writeCons(b *strings.Builder) {
-	cs := &c.stats
-	min, avg, max, _ := cs.latency.get()
-	cs.mu.Lock()
-	lop, lcxid, lresp, llat := cs.lastOp, cs.lastCxid, cs.lastResp, cs.lastLatency
-	cs.mu.Unlock()
-	if lop == "" {
-		lop = "NA"
+func absPath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
 	}
-	fmt.Fprintf(b, " /%s[1](queued=%d,recved=%d,sent=%d,sid=0x%x,lop=%s,est=%d,to=%d,lcxid=0x%x,lzxid=0x%x,lresp=%d,llat=%d,minlat=%d,avglat=%.0f,maxlat=%d)\n",
-		c.remote, len(c.items), cs.received.Load(), cs.sent.Load(), c.sessionID, lop,
-		cs.established.UnixMilli(), c.timeout, lcxid, c.s.lastZxid(), lresp.UnixMilli(), llat, min, avg, max)
+	return p
 }
 
-func (s *Server) writeEnv(b *strings.Builder) {
-	host, _ := os.Hostname()
-	wd, _ := os.Getwd()
+// writeConnection writes one connection as ZooKeeper's
+// ServerCnxn.dumpConnectionInfo does, without the trailing newline: brief
+// for stat, full for cons. The interest set in brackets is 1 (reading) for a
+// connection with a session and 0 for one without (ZooKeeper shows 0 for the
+// connection running the command).
+func (s *Server) writeConnection(b *strings.Builder, ci connInfo, brief bool) {
+	c, cs := ci.c, &ci.c.stats
+	ops := 0
+	if ci.sessionID != 0 {
+		ops = 1
+	}
+	fmt.Fprintf(b, " /%s[%d](queued=%d,recved=%d,sent=%d", c.remote, ops,
+		len(c.items), cs.received.Load(), cs.sent.Load())
+	if brief {
+		b.WriteString(")")
+		return
+	}
+	min, _, max, _ := cs.latency.get()
+	avg := cs.latency.intAvg()
+	cs.mu.Lock()
+	lop, lcxid, lzxid, lresp, llat := cs.lastOp, cs.lastCxid, cs.lastZxid, cs.lastResp, cs.lastLatency
+	cs.mu.Unlock()
+	timeout := int64(ci.timeout)
+	if ci.sessionID == 0 {
+		timeout = s.cfg.HandshakeTimeout.Milliseconds()
+	}
+	switch {
+	case lop == "" || lop == "NA":
+		// Nothing answered since the connection opened or its stats were
+		// reset: ZooKeeper's lastZxid is then -1.
+		lop, lzxid = "NA", -1
+	case lzxid == 0:
+		lzxid = s.lastZxid()
+	}
+	var lrespMs int64
+	if !lresp.IsZero() {
+		lrespMs = lresp.UnixMilli()
+	}
+	fmt.Fprintf(b, ",sid=0x%s,lop=%s,est=%d,to=%d,lcxid=0x%s,lzxid=0x%s,lresp=%d,llat=%d,minlat=%d,avglat=%d,maxlat=%d)",
+		hex64(ci.sessionID), lop, cs.established.UnixMilli(), timeout, hex64(int64(lcxid)), hex64(lzxid),
+		lrespMs, llat, min, avg, max)
+}
+
+// writeEnv writes envi: ZooKeeper's Environment.list keys, in its order,
+// with the Go runtime in place of the JVM's java.* properties. Unknown values
+// are "<NA>", as in ZooKeeper.
+func writeEnv(b *strings.Builder) {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "<NA>"
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		wd = "<NA>"
+	}
+	userName, userHome := "<NA>", "<NA>"
+	if u, err := user.Current(); err == nil {
+		userName, userHome = u.Username, u.HomeDir
+	}
 	b.WriteString("Environment:\n")
-	fmt.Fprintf(b, "zookeeper.version=%s, built for Paddock\n", Version)
+	fmt.Fprintf(b, "zookeeper.version=%s\n", fullVersion())
 	fmt.Fprintf(b, "host.name=%s\n", host)
 	fmt.Fprintf(b, "go.version=%s\n", runtime.Version())
-	fmt.Fprintf(b, "os.name=%s\n", runtime.GOOS)
-	fmt.Fprintf(b, "os.arch=%s\n", runtime.GOARCH)
+	fmt.Fprintf(b, "os.name=%s\n", javaOSName())
+	fmt.Fprintf(b, "os.arch=%s\n", javaOSArch())
+	fmt.Fprintf(b, "os.version=%s\n", osVersion())
+	fmt.Fprintf(b, "user.name=%s\n", userName)
+	fmt.Fprintf(b, "user.home=%s\n", userHome)
 	fmt.Fprintf(b, "user.dir=%s\n", wd)
-	fmt.Fprintf(b, "os.memory.free=%dMB\n", 0)
+	// The JVM's free/max/total heap: here the committed heap, the part of
+	// it not in use, and the soft memory limit if one is set.
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	fmt.Fprintf(b, "os.memory.total=%dMB\n", ms.Sys>>20)
+	committed := ms.HeapSys - ms.HeapReleased
+	free := uint64(0)
+	if committed > ms.HeapInuse {
+		free = committed - ms.HeapInuse
+	}
+	fmt.Fprintf(b, "os.memory.free=%dMB\n", free>>20)
+	if limit := debug.SetMemoryLimit(-1); limit > 0 && limit < math.MaxInt64 {
+		fmt.Fprintf(b, "os.memory.max=%dMB\n", limit>>20)
+	}
+	fmt.Fprintf(b, "os.memory.total=%dMB\n", committed>>20)
 }
 
+// javaOSName is runtime.GOOS as the JVM's os.name spells it.
+func javaOSName() string {
+	switch runtime.GOOS {
+	case "linux":
+		return "Linux"
+	case "darwin":
+		return "Mac OS X"
+	case "freebsd":
+		return "FreeBSD"
+	case "windows":
+		return "Windows"
+	}
+	return runtime.GOOS
+}
+
+// javaOSArch is runtime.GOARCH as the JVM's os.arch spells it.
+func javaOSArch() string {
+	switch runtime.GOARCH {
+	case "arm64":
+		return "aarch64"
+	case "386":
+		return "x86"
+	}
+	return runtime.GOARCH
+}
+
+// osVersion is the kernel release (the JVM's os.version), where known.
+func osVersion() string {
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		if v := strings.TrimSpace(string(b)); v != "" {
+			return v
+		}
+	}
+	return "<NA>"
+}
+
+// mntrKeys lists, in the order ZooKeeper 3.8 standalone prints them (its
+// server gauges come first, in the order of its metrics map), the mntr keys
+// Paddock reports. Left out, because Paddock keeps no such value:
+// zk_last_client_response_size, zk_max_client_response_size,
+// zk_min_client_response_size (response sizes are not recorded),
+// zk_auth_failed_count (failed authentications are not counted), and every
+// counter and summary ZooKeeper's metrics provider prints after the gauges
+// (zk_proposal_count … zk_*_per_namespace), which measure ZooKeeper's
+// request-processor pipeline.
+var mntrKeys = []string{
+	"zk_version", "zk_server_state", "zk_ephemerals_count", "zk_num_alive_connections",
+	"zk_avg_latency", "zk_outstanding_requests", "zk_znode_count", "zk_global_sessions",
+	"zk_non_mtls_remote_conn_count", "zk_packets_sent", "zk_packets_received",
+	"zk_connection_drop_probability", "zk_watch_count", "zk_min_latency",
+	"zk_max_file_descriptor_count", "zk_approximate_data_size", "zk_open_file_descriptor_count",
+	"zk_local_sessions", "zk_uptime", "zk_max_latency", "zk_outstanding_tls_handshake",
+	"zk_non_mtls_local_conn_count",
+}
+
+// writeMntr writes mntr: "zk_<key>\t<value>" lines, integers in decimal and
+// fractions as Java's Double.toString.
 func (s *Server) writeMntr(b *strings.Builder) {
 	min, avg, max, _ := s.stats.latency.get()
-	watchers, _, total := s.watches.Summary()
-	_ = watchers
 	s.mu.RLock()
 	t := s.fsm.Tree()
 	nodes, ephemerals, dataSize := t.NodeCount(), t.EphemeralCount(), t.DataSize()
 	sessions := len(s.fsm.Sessions())
 	s.mu.RUnlock()
-	kv := [][2]any{
-		{"zk_version", Version + ", built for Paddock"},
-		{"zk_server_state", s.mode()},
-		{"zk_avg_latency", fmt.Sprintf("%.4f", avg)},
-		{"zk_max_latency", max},
-		{"zk_min_latency", min},
-		{"zk_packets_received", s.stats.received.Load()},
-		{"zk_packets_sent", s.stats.sent.Load()},
-		{"zk_num_alive_connections", len(s.connections())},
-		{"zk_outstanding_requests", len(s.outstanding)},
-		{"zk_znode_count", nodes},
-		{"zk_watch_count", total},
-		{"zk_ephemerals_count", ephemerals},
-		{"zk_approximate_data_size", dataSize},
-		{"zk_open_file_descriptor_count", openFDs()},
-		{"zk_max_file_descriptor_count", maxFDs()},
-		{"zk_global_sessions", sessions},
-		{"zk_local_sessions", 0},
-		{"zk_uptime", time.Since(s.started).Milliseconds()},
+	values := map[string]string{
+		"zk_version":               fullVersion(),
+		"zk_server_state":          s.mode(),
+		"zk_ephemerals_count":      strconv.Itoa(ephemerals),
+		"zk_num_alive_connections": strconv.Itoa(len(s.connections())),
+		"zk_avg_latency":           javaDouble(zkAverage(avg)),
+		"zk_outstanding_requests":  strconv.Itoa(len(s.outstanding)),
+		"zk_znode_count":           strconv.Itoa(zkNodeCount(nodes)),
+		"zk_global_sessions":       strconv.Itoa(sessions),
+		// No TLS: every connection is plain, none is mTLS, no handshake
+		// is ever outstanding, and no connection is dropped by throttling.
+		"zk_non_mtls_remote_conn_count":  "0",
+		"zk_packets_sent":                strconv.FormatInt(s.stats.sent.Load(), 10),
+		"zk_packets_received":            strconv.FormatInt(s.stats.received.Load(), 10),
+		"zk_connection_drop_probability": javaDouble(0),
+		"zk_watch_count":                 strconv.Itoa(s.watches.Count()),
+		"zk_min_latency":                 strconv.FormatInt(min, 10),
+		"zk_max_file_descriptor_count":   strconv.FormatUint(maxFDs(), 10),
+		"zk_approximate_data_size":       strconv.FormatInt(dataSize, 10),
+		"zk_open_file_descriptor_count":  strconv.Itoa(openFDs()),
+		"zk_local_sessions":              "0",
+		"zk_uptime":                      strconv.FormatInt(time.Since(s.started).Milliseconds(), 10),
+		"zk_max_latency":                 strconv.FormatInt(max, 10),
+		"zk_outstanding_tls_handshake":   "0",
+		"zk_non_mtls_local_conn_count":   "0",
 	}
-	for _, p := range kv {
-		fmt.Fprintf(b, "%s\t%v\n", p[0], p[1])
+	for _, k := range mntrKeys {
+		fmt.Fprintf(b, "%s\t%s\n", k, values[k])
 	}
 }
 
-func (s *Server) writeDump(b *strings.Builder) {
-	buckets := s.tracker.Snapshot()
-	total := 0
-	times := make([]time.Time, 0, len(buckets))
-	for t, ids := range buckets {
-		times = append(times, t)
-		total += len(ids)
+// sessionOf returns the session id of a watcher.
+func sessionOf(w watch.Watcher) int64 { return w.(*conn).sessionID }
+
+// writeWatchesBySession writes wchc: each session with a data-table watch,
+// then its paths indented by a tab; a blank line ends the list. Sessions
+// and paths are sorted (ZooKeeper prints them in hash order).
+func (s *Server) writeWatchesBySession(b *strings.Builder) {
+	type entry struct {
+		id    int64
+		paths []string
 	}
-	sort.Slice(times, func(i, j int) bool { return times[i].Before(times[j]) })
-	b.WriteString("SessionTracker dump:\n")
-	fmt.Fprintf(b, "Session Sets (%d)/(%d):\n", len(times), total)
-	for _, t := range times {
-		ids := buckets[t]
-		sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-		fmt.Fprintf(b, "%d expire at %s:\n", len(ids), t.Format("Mon Jan 02 15:04:05 MST 2006"))
-		for _, id := range ids {
-			fmt.Fprintf(b, "\t0x%x\n", id)
+	var list []entry
+	s.watches.ByWatcher(func(w watch.Watcher, paths []string) {
+		list = append(list, entry{sessionOf(w), paths})
+	})
+	sort.Slice(list, func(i, j int) bool { return list[i].id < list[j].id })
+	for _, e := range list {
+		fmt.Fprintf(b, "0x%s\n", hex64(e.id))
+		for _, p := range e.paths {
+			fmt.Fprintf(b, "\t%s\n", p)
 		}
 	}
+	b.WriteString("\n")
+}
+
+// writeWatchesByPath writes wchp: each watched path, then the sessions
+// watching it indented by a tab; a blank line ends the list.
+func (s *Server) writeWatchesByPath(b *strings.Builder) {
+	s.watches.ByPath(func(path string, ws []watch.Watcher) {
+		ids := make([]int64, len(ws))
+		for i, w := range ws {
+			ids[i] = sessionOf(w)
+		}
+		slices.Sort(ids)
+		fmt.Fprintf(b, "%s\n", path)
+		for _, id := range ids {
+			fmt.Fprintf(b, "\t0x%s\n", hex64(id))
+		}
+	})
+	b.WriteString("\n")
+}
+
+// javaDateLayout is java.util.Date.toString's format.
+const javaDateLayout = "Mon Jan 02 15:04:05 MST 2006"
+
+// writeDump writes dump: the session tracker's expiry buckets, the
+// ephemeral nodes by session, and the connections by expiry bucket, as
+// ZooKeeper's DumpCommand with the NIO connection factory.
+func (s *Server) writeDump(b *strings.Builder) {
+	b.WriteString("SessionTracker dump:\n")
+	buckets := s.tracker.Snapshot()
+	sessions := make(map[time.Time][]string, len(buckets))
+	for t, ids := range buckets {
+		slices.Sort(ids)
+		for _, id := range ids {
+			sessions[t] = append(sessions[t], "0x"+hex64(id))
+		}
+	}
+	writeExpirySets(b, "Session", sessions)
+
+	b.WriteString("ephemeral nodes dump:\n")
 	s.mu.RLock()
 	t := s.fsm.Tree()
 	owners := t.EphemeralSessions()
-	fmt.Fprintf(b, "ephemeral nodes dump:\nSessions with Ephemerals (%d):\n", len(owners))
+	fmt.Fprintf(b, "Sessions with Ephemerals (%d):\n", len(owners))
 	for _, id := range owners {
-		fmt.Fprintf(b, "0x%x:\n", id)
+		fmt.Fprintf(b, "0x%s:\n", hex64(id))
 		for _, p := range t.Ephemerals(id) {
 			fmt.Fprintf(b, "\t%s\n", p)
 		}
 	}
 	s.mu.RUnlock()
-	b.WriteString("Connections with Ephemerals (0):\n")
+
+	b.WriteString("Connections dump:\n")
+	conns := make(map[time.Time][]string)
+	for _, ci := range s.connInfos() {
+		at := s.expiry(ci)
+		conns[at] = append(conns[at], fmt.Sprintf("ip: /%s sessionId: 0x%s", ci.c.remote, hex64(ci.sessionID)))
+	}
+	writeExpirySets(b, "Connections", conns)
 }
 
+// writeExpirySets writes one of ZooKeeper's ExpiryQueue dumps: the number of
+// buckets and of elements, then each bucket in time order with its elements.
+func writeExpirySets(b *strings.Builder, name string, sets map[time.Time][]string) {
+	times := make([]time.Time, 0, len(sets))
+	total := 0
+	for t, elems := range sets {
+		times = append(times, t)
+		total += len(elems)
+	}
+	sort.Slice(times, func(i, j int) bool { return times[i].Before(times[j]) })
+	fmt.Fprintf(b, "%s Sets (%d)/(%d):\n", name, len(times), total)
+	for _, t := range times {
+		fmt.Fprintf(b, "%d expire at %s:\n", len(sets[t]), t.Format(javaDateLayout))
+		for _, e := range sets[t] {
+			fmt.Fprintf(b, "\t%s\n", e)
+		}
+	}
+}
+
+// dirSize is the total size of the regular files under dir.
 func dirSize(dir string) int64 {
 	var total int64
 	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
@@ -264,6 +481,7 @@ func dirSize(dir string) int64 {
 	return total
 }
 
+// openFDs counts the process's open file descriptors (-1 if unknown).
 func openFDs() int {
 	ents, err := os.ReadDir("/proc/self/fd")
 	if err != nil {

@@ -18,7 +18,7 @@ import (
 //
 // TODO(paddock-server): set paddockTargetEnabled to true once
 // "paddock server" serves clients; every session must then pass against it.
-const paddockTargetEnabled = false
+const paddockTargetEnabled = true
 
 // target is a server the client sessions run against.
 type target struct {

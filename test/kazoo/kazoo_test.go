@@ -18,7 +18,7 @@ import (
 // TODO(paddock-server): set paddockTargetEnabled to true once
 // "paddock server" serves clients; kazoo's suite must then pass against it
 // (minus the tests deselect.txt lists for Paddock).
-const paddockTargetEnabled = false
+const paddockTargetEnabled = true
 
 // suiteTimeout bounds one run of the suite; run.sh's own limit is lower.
 const suiteTimeout = 8 * time.Minute

@@ -1,0 +1,184 @@
+package fsm
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/paddockhq/paddock/internal/proto"
+)
+
+// sampleEntries has every entry type and every op kind, with nil and empty
+// byte slices and ACLs where the difference matters.
+func sampleEntries() []*Entry {
+	acls := []proto.ACL{{Perms: proto.PermRead, ID: aliceID}, {Perms: proto.PermAll, ID: proto.ID{Scheme: "ip", ID: "10.0.0.0/8"}}}
+	return []*Entry{
+		{Type: EntryCreateSession, ReqID: 1, Time: t0, Session: sess1, Timeout: 30000, Passwd: []byte("0123456789abcdef")},
+		{Type: EntryCreateSession, Session: -1, Timeout: -5},
+		{Type: EntryCreateSession, Session: 2, Passwd: []byte{}},
+		{Type: EntryCloseSession, ReqID: 1 << 63, Time: -1, Session: sess2},
+		{Type: EntryTxn, ReqID: 7, Time: t0, Session: sess1, Auth: []proto.ID{aliceID, superID},
+			Ops: []Op{{Op: proto.OpCreate, Path: "/a", Data: []byte("d"), ACL: acls, Flags: 3}}},
+		{Type: EntryTxn, Ops: []Op{{Op: proto.OpCreate2, Path: "/a", ACL: []proto.ACL{}, Flags: 0}}},
+		{Type: EntryTxn, Ops: []Op{{Op: proto.OpCreateContainer, Path: "/c", Data: []byte{}, ACL: openACL, Flags: 4}}},
+		{Type: EntryTxn, Ops: []Op{{Op: proto.OpCreateTTL, Path: "/t", ACL: openACL, Flags: 5, TTL: 1<<40 - 1}}},
+		{Type: EntryTxn, Ops: []Op{{Op: proto.OpDelete, Path: "/a", Version: -1}}},
+		{Type: EntryTxn, Ops: []Op{{Op: proto.OpDeleteContainer, Path: "/c"}}},
+		{Type: EntryTxn, Ops: []Op{{Op: proto.OpSetData, Path: "/a", Data: []byte{0, 255}, Version: 3}}},
+		{Type: EntryTxn, Ops: []Op{{Op: proto.OpSetACL, Path: "/a", ACL: acls, Version: 2}}},
+		{Type: EntryTxn, Ops: []Op{{Op: proto.OpCheck, Path: "/a", Version: 9}}},
+		{Type: EntryTxn, Multi: true},
+		{Type: EntryTxn, Session: sess1, Multi: true, Ops: []Op{
+			{Op: proto.OpCreate, Path: "/m", Data: []byte("x"), ACL: openACL},
+			{Op: proto.OpCreateTTL, Path: "/m/t", ACL: openACL, Flags: 6, TTL: 5},
+			{Op: proto.OpCheck, Path: "/m", Version: -1},
+			{Op: proto.OpSetData, Path: "/m", Data: nil, Version: 0},
+			{Op: proto.OpDelete, Path: "/m/t"},
+			{Op: proto.OpSetACL, Path: "/m", ACL: nil, Version: -1},
+			{Op: proto.OpDeleteContainer, Path: "/m"},
+		}},
+	}
+}
+
+// normalize maps what the encoding does not distinguish: a nil and an empty
+// Auth list.
+func normalize(e *Entry) *Entry {
+	c := *e
+	if len(c.Auth) == 0 {
+		c.Auth = nil
+	}
+	if c.Ops == nil && c.Type == EntryTxn {
+		c.Ops = []Op{}
+	}
+	return &c
+}
+
+func TestEntryRoundTrip(t *testing.T) {
+	for i, e := range sampleEntries() {
+		prefix := []byte{9, 9}
+		b := e.Encode(append([]byte(nil), prefix...))
+		if string(b[:2]) != string(prefix) || b[2] != EntryFormat {
+			t.Fatalf("entry %d: Encode did not append after the prefix", i)
+		}
+		got, err := DecodeEntry(b[2:])
+		if err != nil {
+			t.Fatalf("entry %d: %v", i, err)
+		}
+		if !reflect.DeepEqual(normalize(got), normalize(e)) {
+			t.Fatalf("entry %d:\n got %+v\nwant %+v", i, got, e)
+		}
+		// Every strict prefix fails to decode.
+		for n := 0; n < len(b)-2; n++ {
+			if _, err := DecodeEntry(b[2 : 2+n]); err == nil {
+				t.Fatalf("entry %d: prefix of %d bytes decoded", i, n)
+			}
+		}
+	}
+}
+
+func TestDecodeEntryErrors(t *testing.T) {
+	good := (&Entry{Type: EntryTxn, Ops: []Op{{Op: proto.OpCheck, Path: "/a"}}}).Encode(nil)
+	withOps := func(multi bool, n int32) []byte {
+		b := []byte{EntryFormat, byte(EntryTxn)}
+		b = append(b, make([]byte, 24)...) // reqID, time, session
+		b = proto.AppendInt32(b, 0)        // auth
+		b = proto.AppendBool(b, multi)
+		b = proto.AppendInt32(b, n)
+		for i := int32(0); i < n && i < 4; i++ {
+			b = proto.AppendInt32(b, int32(proto.OpCheck))
+			b = proto.AppendString(b, "/a")
+			b = proto.AppendInt32(b, -1)
+		}
+		return b
+	}
+	cases := []struct {
+		name string
+		b    []byte
+		why  string
+	}{
+		{"empty", nil, "0 bytes"},
+		{"one byte", []byte{EntryFormat}, "1 bytes"},
+		{"future format", append([]byte{2}, good[1:]...), "format 2"},
+		{"format 0", append([]byte{0}, good[1:]...), "format 0"},
+		{"unknown type", append([]byte{EntryFormat, 9}, good[2:]...), "unknown type 9"},
+		{"type 0", append([]byte{EntryFormat, 0}, good[2:]...), "unknown type 0"},
+		{"unknown op", func() []byte {
+			b := withOps(false, 1)
+			b[len(b)-11] = 4 // opcode 13 -> getData (4)
+			return b
+		}(), "unknown op 4"},
+		{"negative op count", withOps(true, -1), "-1 ops"},
+		{"op count beyond input", withOps(true, 1000), "1000 ops"},
+		{"single with two ops", withOps(false, 2), "single txn with 2 ops"},
+		{"single with no ops", withOps(false, 0), "single txn with 0 ops"},
+		{"truncated", good[:len(good)-1], "short"},
+	}
+	for _, tc := range cases {
+		_, err := DecodeEntry(tc.b)
+		if err == nil || !errors.Is(err, errEntry) || !strings.Contains(err.Error(), tc.why) {
+			t.Errorf("%s: err = %v, want errEntry containing %q", tc.name, err, tc.why)
+		}
+	}
+	if _, err := DecodeEntry(withOps(true, 4)); err != nil {
+		t.Fatalf("valid hand-made multi: %v", err)
+	}
+}
+
+func TestApplyPanicsOnCorruptEntry(t *testing.T) {
+	m := New(Options{})
+	defer func() {
+		v := recover()
+		msg, _ := v.(string)
+		if !strings.Contains(msg, "log entry 17 is corrupt") {
+			t.Fatalf("panic %v, want one naming entry 17", v)
+		}
+		if m.AppliedIndex() != 0 {
+			t.Fatalf("corrupt entry advanced the applied index to %d", m.AppliedIndex())
+		}
+	}()
+	m.Apply(17, []byte{EntryFormat, 99, 0})
+}
+
+func TestApplyEntryPanicsOnImpossibleEntries(t *testing.T) {
+	for name, e := range map[string]*Entry{
+		"unknown type":      {Type: 77},
+		"single with 2 ops": {Type: EntryTxn, Ops: []Op{check("/", -1), check("/", -1)}},
+		"single with 0 ops": {Type: EntryTxn},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", name)
+				}
+			}()
+			New(Options{}).ApplyEntry(1, e)
+		}()
+	}
+}
+
+func FuzzDecodeEntry(f *testing.F) {
+	for _, e := range sampleEntries() {
+		f.Add(e.Encode(nil))
+	}
+	f.Add([]byte{})
+	f.Add([]byte{EntryFormat, byte(EntryTxn)})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		e, err := DecodeEntry(b)
+		if err != nil {
+			return
+		}
+		// What decodes re-encodes to something that decodes the same.
+		again, err := DecodeEntry(e.Encode(nil))
+		if err != nil {
+			t.Fatalf("re-decoding: %v", err)
+		}
+		if !reflect.DeepEqual(normalize(again), normalize(e)) {
+			t.Fatalf("round trip differs:\n%+v\n%+v", e, again)
+		}
+		// Whatever decodes can be applied without panicking.
+		m := New(Options{ExtendedTypes: b[len(b)-1]&1 == 0})
+		m.ApplyEntry(1, &Entry{Type: EntryCreateSession, Session: e.Session})
+		m.Apply(2, b)
+	})
+}

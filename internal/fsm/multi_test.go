@@ -1,0 +1,202 @@
+package fsm
+
+import (
+	"bytes"
+	"reflect"
+	"testing"
+
+	"github.com/paddockhq/paddock/internal/proto"
+)
+
+func TestMultiSuccess(t *testing.T) {
+	h := opsFixture(t)
+	r := h.multi(sess1, nil,
+		create("/m", "m", 0),
+		create2("/m/a", 0),
+		create("/m/s-", "", proto.FlagPersistentSequential),
+		create("/m/s-", "", proto.FlagEphemeralSequential),
+		setData("/m", "m2", 0),
+		check("/m", 1),
+		setData("/p/v", "x", 2),
+		del("/p/c", 0),
+		container("/m/c"),
+		createTTL("/m/t", proto.FlagPersistentWithTTL, 50),
+		setACL("/m/a", readACL, 0),
+		del("/m/a", -1),
+	)
+	zxid := int64(h.index)
+	if r.Err != proto.ErrOK || len(r.Ops) != 12 {
+		t.Fatalf("multi: %v, %d results", r.Err, len(r.Ops))
+	}
+	wantOps := []proto.OpCode{proto.OpCreate, proto.OpCreate2, proto.OpCreate, proto.OpCreate, proto.OpSetData,
+		proto.OpCheck, proto.OpSetData, proto.OpDelete, proto.OpCreateContainer, proto.OpCreateTTL, proto.OpSetACL, proto.OpDelete}
+	for i, res := range r.Ops {
+		if res.Err != proto.ErrOK || res.Op != wantOps[i] {
+			t.Fatalf("op %d: %+v, want ok %v", i, res, wantOps[i])
+		}
+	}
+	if r.Ops[2].Path != "/m/s-0000000001" || r.Ops[3].Path != "/m/s-0000000002" {
+		t.Fatalf("sequential names in a multi: %q %q", r.Ops[2].Path, r.Ops[3].Path)
+	}
+	if r.Ops[1].Stat.Czxid != zxid || r.Ops[4].Stat.Version != 1 || r.Ops[10].Stat.Aversion != 1 {
+		t.Fatalf("result stats %+v %+v %+v", r.Ops[1].Stat, r.Ops[4].Stat, r.Ops[10].Stat)
+	}
+	// Every op got the multi's zxid.
+	for _, p := range []string{"/m", "/m/s-0000000001", "/m/s-0000000002", "/m/c", "/m/t"} {
+		if s := h.node(p).Stat(); s.Czxid != zxid {
+			t.Fatalf("%s czxid %d, want %d", p, s.Czxid, zxid)
+		}
+	}
+	if s := h.node("/m").Stat(); s.Mzxid != zxid || s.Pzxid != zxid || s.Cversion != 6 || s.NumChildren != 4 {
+		t.Fatalf("/m %+v", s)
+	}
+	if s := h.node("/p/v").Stat(); s.Mzxid != zxid || s.Version != 3 {
+		t.Fatalf("/p/v %+v", s)
+	}
+	// Changes of every op, in op order.
+	var types []proto.EventType
+	var paths []string
+	for _, c := range r.Changes {
+		types = append(types, c.Type)
+		paths = append(paths, c.Path)
+	}
+	wantPaths := []string{"/m", "/", "/m/a", "/m", "/m/s-0000000001", "/m", "/m/s-0000000002", "/m", "/m",
+		"/p/v", "/p/c", "/p", "/m/c", "/m", "/m/t", "/m", "/m/a", "/m"}
+	wantTypes := []proto.EventType{1, 4, 1, 4, 1, 4, 1, 4, 3, 3, 2, 4, 1, 4, 1, 4, 2, 4}
+	if !reflect.DeepEqual(paths, wantPaths) || !reflect.DeepEqual(types, wantTypes) {
+		t.Fatalf("changes\n%v %v\nwant\n%v %v", paths, types, wantPaths, wantTypes)
+	}
+	// The deleted node's change carries the ACL it had when deleted.
+	if !reflect.DeepEqual(r.Changes[16].ACL, readACL) {
+		t.Fatalf("delete change ACL %v", r.Changes[16].ACL)
+	}
+	checkState(t, h.m)
+
+	// An empty multi succeeds and does nothing.
+	if r := h.multi(sess1, nil); r.Err != proto.ErrOK || len(r.Ops) != 0 || len(r.Changes) != 0 {
+		t.Fatalf("empty multi: %+v", r)
+	}
+}
+
+// TestMultiFailure makes the op at each position fail after ops of every
+// kind changed the tree, and checks ZooKeeper's result shape and that the
+// state is exactly as before.
+func TestMultiFailure(t *testing.T) {
+	alice := []proto.ID{aliceID}
+	cases := []struct {
+		name string
+		auth []proto.ID
+		ops  []Op
+		fail int
+		code proto.ErrCode
+	}{
+		{"first op", nil, []Op{create("/p", "", 0), create("/x", "", 0)}, 0, proto.ErrNodeExists},
+		{"after creates", nil, []Op{
+			create("/x", "x", 0), create("/x/y", "", proto.FlagEphemeral), container("/x/c"),
+			createTTL("/x/t", proto.FlagPersistentWithTTL, 10), create("/p/c", "", 0)}, 4, proto.ErrNodeExists},
+		{"after sequential creates", nil, []Op{
+			create("/p/s-", "", proto.FlagPersistentSequential), create("/p/s-", "", proto.FlagEphemeralSequential),
+			create("/", "", proto.FlagPersistentSequential), check("/p", 5)}, 3, proto.ErrBadVersion},
+		{"after deletes", nil, []Op{del("/p/c", -1), del("/p/v", 2), del("/e", -1), del("/cont", -1), del("/ttl", -1),
+			del("/p", -1), check("/none", -1)}, 6, proto.ErrNoNode},
+		{"delete then recreate", nil, []Op{del("/p/v", -1), create("/p/v", "other", proto.FlagEphemeral),
+			setData("/p/v", "z", 0), del("/p/c", 3)}, 3, proto.ErrBadVersion},
+		{"after setData", nil, []Op{setData("/p/v", "a", -1), setData("/p/v", "b", 3), setData("/p", "c", -1),
+			setData("/", "r", -1), setData("/p/v", "d", 3)}, 4, proto.ErrBadVersion},
+		{"after setACL", alice, []Op{setACL("/p", aliceACL, -1), setACL("/p/c", authACL, 0), setACL("/locked", readACL, 0),
+			setACL("/p", readACL, 1), setData("/p", "x", -1)}, 4, proto.ErrNoAuth},
+		{"setACL drops the last use of a list", nil, []Op{setACL("/nr", openACL, -1), setACL("/nw", openACL, -1),
+			create("/none/x", "", 0)}, 2, proto.ErrNoNode},
+		{"mixed, middle op fails", nil, []Op{create("/x", "", 0), del("/p/c", -1), setData("/x", "d", -1),
+			create("/x", "", 0), setData("/p", "", -1), del("/x", -1)}, 3, proto.ErrNodeExists},
+		{"invalid ACL", nil, []Op{create("/x", "", 0), createACL("/y", badDigest, 0)}, 1, proto.ErrInvalidACL},
+		{"bad arguments", nil, []Op{create("/x", "", 0), create("/x/.", "", 0), create("/z", "", 0)}, 1, proto.ErrBadArguments},
+		{"not empty after creating a child", nil, []Op{create("/x", "", 0), create("/x/y", "", 0), del("/x", -1)}, 2, proto.ErrNotEmpty},
+		{"child of a new ephemeral", nil, []Op{create("/x", "", proto.FlagEphemeral), create("/x/y", "", 0)}, 1, proto.ErrNoChildrenForEphemerals},
+		{"delete what the multi created", nil, []Op{create("/x", "", 0), del("/x", 0), del("/x", -1)}, 2, proto.ErrNoNode},
+		{"bad TTL", nil, []Op{create("/x", "", 0), createTTL("/y", proto.FlagPersistentWithTTL, 0)}, 1, proto.ErrBadArguments},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := opsFixture(t)
+			before := h.m.AppendSnapshot(nil)
+			r := h.multi(sess1, tc.auth, tc.ops...)
+			if r.Err != proto.ErrOK || len(r.Ops) != len(tc.ops) || len(r.Changes) != 0 {
+				t.Fatalf("multi: err %v, %d results, changes %v", r.Err, len(r.Ops), r.Changes)
+			}
+			for i, res := range r.Ops {
+				want := proto.ErrOK
+				switch {
+				case i == tc.fail:
+					want = tc.code
+				case i > tc.fail:
+					want = proto.ErrRuntimeInconsistency
+				}
+				if res.Op != proto.OpError || res.Err != want || res.Path != "" || res.Stat != (proto.Stat{}) {
+					t.Errorf("op %d: %+v, want error %v", i, res, want)
+				}
+			}
+			after := h.m.AppendSnapshot(nil)
+			a, b := snapshotDump(t, before), snapshotDump(t, after)
+			if b.Applied != a.Applied+1 {
+				t.Fatalf("applied %d -> %d", a.Applied, b.Applied)
+			}
+			a.Applied, a.LastZxid = b.Applied, b.LastZxid
+			if d := diffState(a, b); d != "" {
+				t.Fatalf("failed multi changed the state:\n%s", d)
+			}
+			// The live machine matches the snapshot, with no leaked ACLs.
+			if d := diffState(b, dumpMachine(h.m)); d != "" {
+				t.Fatalf("machine differs from its snapshot:\n%s", d)
+			}
+			if aclTableSize(t, after) != aclTableSize(t, before) {
+				t.Fatalf("ACL lists %d -> %d", aclTableSize(t, before), aclTableSize(t, after))
+			}
+			checkState(t, h.m)
+		})
+	}
+}
+
+// TestMultiRollbackSequence: after a failed multi the sequential counter is
+// back where it was, so the next multi hands out the same names.
+func TestMultiRollbackSequence(t *testing.T) {
+	h := opsFixture(t)
+	seq := []Op{create("/p/q-", "", proto.FlagPersistentSequential), create("/p/q-", "", proto.FlagPersistentSequential)}
+	failing := append(append([]Op{}, seq...), check("/p", 99))
+	if r := h.multi(sess1, nil, failing...); r.Ops[2].Err != proto.ErrBadVersion {
+		t.Fatalf("multi did not fail: %+v", r.Ops)
+	}
+	r := h.multi(sess1, nil, seq...)
+	if r.Ops[0].Path != "/p/q-0000000002" || r.Ops[1].Path != "/p/q-0000000003" {
+		t.Fatalf("names after rollback: %q %q", r.Ops[0].Path, r.Ops[1].Path)
+	}
+	// Deleting and re-creating in one failed multi restores the very node.
+	n := h.node("/p/q-0000000002")
+	snap := h.m.AppendSnapshot(nil)
+	h.multi(sess1, nil, del("/p/q-0000000002", -1), create("/p/q-0000000002", "new", 0), check("/none", -1))
+	if h.node("/p/q-0000000002") != n {
+		t.Fatal("rolled-back delete put back a different node")
+	}
+	a, b := snapshotDump(t, snap), dumpMachine(h.m)
+	a.Applied, a.LastZxid = b.Applied, b.LastZxid
+	if d := diffState(a, b); d != "" {
+		t.Fatal(d)
+	}
+}
+
+// TestMultiSingleDiffer: a failing single op reports its code on the request;
+// the same op inside a multi leaves the request OK.
+func TestMultiSingleDiffer(t *testing.T) {
+	h := opsFixture(t)
+	_, r := h.one(sess1, nil, create("/p", "", 0))
+	if r.Err != proto.ErrNodeExists {
+		t.Fatalf("single: %v", r.Err)
+	}
+	r = h.multi(sess1, nil, create("/p", "", 0))
+	if r.Err != proto.ErrOK || r.Ops[0].Err != proto.ErrNodeExists {
+		t.Fatalf("multi: %v %+v", r.Err, r.Ops)
+	}
+	if !bytes.Equal(h.node("/p").Data, []byte("p")) {
+		t.Fatal("state changed")
+	}
+}
