@@ -10,6 +10,18 @@
 // entry that cannot be decoded means the log is corrupt: Apply panics naming
 // the index.
 //
+// Checks run in PrepRequestProcessor's order, so a request that breaks two
+// rules gets the code ZooKeeper gives. A multi applies its ops one by one with
+// an undo log; when one fails, everything is rolled back and every op reports
+// an error (0 before the failing op, its code, -2 after), as ZooKeeper does.
+//
+// deleteContainer (opcode 20) follows ZooKeeper for clients (no ACL or
+// version check; only ephemerals are refused, with BadVersion). Entries with
+// no session come from the server's container reaper and delete only what
+// ContainerManager would still pick at the entry's time: an empty container
+// that has had children, or an empty TTL node whose mtime is more than its
+// TTL ago.
+//
 // Machine is not safe for concurrent use: the server serialises Apply with its
 // reads under its own lock.
 package fsm

@@ -271,5 +271,3 @@ func checkState(t *testing.T, m *Machine) {
 		t.Fatalf("snapshot holds %d ACL lists, %d in use", got, len(used))
 	}
 }
-
-func stat(s proto.Stat) string { return fmt.Sprintf("%+v", s) }

@@ -23,6 +23,10 @@ const (
 	// catchUpEntries is how many entries before a snapshot index stay in
 	// memory, so that a follower slightly behind needs no snapshot.
 	catchUpEntries = 5000
+	// proposalQueue bounds proposals waiting for the run goroutine.
+	proposalQueue = 4096
+	// maxProposalsPerReady bounds the proposals taken into one Ready.
+	maxProposalsPerReady = 4096
 	// maxUncommittedBytes bounds the proposals raft holds before commit;
 	// beyond it raft drops proposals (ErrProposalDropped).
 	maxUncommittedBytes = 256 << 20

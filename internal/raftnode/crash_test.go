@@ -76,7 +76,7 @@ func TestCrashChild(t *testing.T) {
 	for g := range crashProposers {
 		wg.Go(func() {
 			for j := 0; j < 1_000_000 && ctx.Err() == nil; j++ {
-				if err := n.Propose(ctx, fmt.Appendf(nil, "c%d-%d", g, j)); err != nil {
+				if err := n.Propose(ctx, fmt.Appendf(nil, "c%d-%d", g, j), nil); err != nil {
 					return
 				}
 				select {

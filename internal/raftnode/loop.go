@@ -1,7 +1,6 @@
 package raftnode
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -21,22 +20,57 @@ func (n *Node) run() {
 	defer ticker.Stop()
 	n.maybeCampaign()
 	for {
+		// Wait for work unless raft already has some.
+		if !n.rn.HasReady() {
+			select {
+			case <-ticker.C:
+				n.rn.Tick()
+			case p := <-n.propc:
+				n.propose(p)
+			case res := <-n.snapDone:
+				if err := n.finishSnapshot(res); err != nil {
+					n.fail(err)
+					return
+				}
+			case <-n.stopc:
+				return
+			}
+		}
 		select {
-		case <-ticker.C:
-			n.rn.Tick()
-		case rd := <-n.rn.Ready():
-			if err := n.handleReady(rd); err != nil {
-				n.fail(err)
-				return
-			}
-		case res := <-n.snapDone:
-			if err := n.finishSnapshot(res); err != nil {
-				n.fail(err)
-				return
-			}
 		case <-n.stopc:
 			return
+		default:
 		}
+		// Take everything queued meanwhile, so it shares this Ready's fsync.
+		for i := 0; i < maxProposalsPerReady; i++ {
+			select {
+			case p := <-n.propc:
+				n.propose(p)
+				continue
+			default:
+			}
+			break
+		}
+		if n.rn.HasReady() {
+			if err := n.handleReady(n.rn.Ready()); err != nil {
+				n.fail(err)
+				return
+			}
+		}
+	}
+}
+
+// propose hands one queued proposal to raft.
+func (n *Node) propose(p proposal) {
+	err := n.rn.Propose(p.data)
+	if err == nil {
+		return
+	}
+	if errors.Is(err, raft.ErrProposalDropped) {
+		err = fmt.Errorf("%w: %v", ErrProposalDropped, err)
+	}
+	if p.onDrop != nil {
+		p.onDrop(err)
 	}
 }
 
@@ -51,7 +85,18 @@ func (n *Node) fail(err error) {
 // shutdown stops raft and the snapshotter and closes the WAL.
 func (n *Node) shutdown() {
 	close(n.quit) // aborts a snapshot being written, refuses new proposals
-	n.rn.Stop()
+	// Proposals still queued will never be applied: tell their owners.
+	for {
+		select {
+		case p := <-n.propc:
+			if p.onDrop != nil {
+				p.onDrop(ErrStopped)
+			}
+			continue
+		default:
+		}
+		break
+	}
 	n.snapWG.Wait()
 	select {
 	case res := <-n.snapDone:
@@ -95,7 +140,7 @@ func (n *Node) handleReady(rd raft.Ready) error {
 	if err := n.apply(rd.CommittedEntries); err != nil {
 		return err
 	}
-	n.rn.Advance()
+	n.rn.Advance(rd)
 	n.maybeCampaign()
 	n.maybeSnapshot()
 	return nil
@@ -174,7 +219,7 @@ func (n *Node) maybeCampaign() {
 		return
 	}
 	n.campaigned = true
-	if err := n.rn.Campaign(context.Background()); err != nil && !errors.Is(err, raft.ErrStopped) {
+	if err := n.rn.Campaign(); err != nil {
 		n.logger.Warn("campaign failed", "err", err)
 	}
 }

@@ -59,8 +59,9 @@ type Node struct {
 	cfg    Config
 	logger *slog.Logger
 	sm     StateMachine
-	rn     raft.Node
+	rn     *raft.RawNode // owned by the run goroutine
 	ms     *raft.MemoryStorage
+	propc  chan proposal
 	wal    *storage.WAL
 
 	// Owned by the run goroutine.
@@ -118,6 +119,7 @@ func Start(cfg Config, sm StateMachine) (*Node, error) {
 		ms:       raft.NewMemoryStorage(),
 		wal:      w,
 		snapDone: make(chan snapResult, 1),
+		propc:    make(chan proposal, proposalQueue),
 		leaderc:  make(chan struct{}),
 		stopc:    make(chan struct{}),
 		quit:     make(chan struct{}),
@@ -142,16 +144,23 @@ func Start(cfg Config, sm StateMachine) (*Node, error) {
 		PreVote:                   true,
 		Logger:                    raftLogger{l: logger.With("component", "raft")},
 	}
+	rn, err := raft.NewRawNode(rcfg)
+	if err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("raftnode: starting raft: %w", err)
+	}
+	n.rn = rn
 	if fresh {
 		// Standalone: a group of one. The ensemble will pass its peers here.
-		n.rn = raft.StartNode(rcfg, []raft.Peer{{ID: cfg.ID}})
+		if err := rn.Bootstrap([]raft.Peer{{ID: cfg.ID}}); err != nil {
+			_ = w.Close()
+			return nil, fmt.Errorf("raftnode: bootstrapping the group: %w", err)
+		}
 		n.confState = raftpb.ConfState{Voters: []uint64{cfg.ID}}
 		// raft refuses to campaign until the bootstrap membership entry is
 		// applied; apply resets this.
 		n.campaigned = true
 		logger.Info("started a new raft group", "data_dir", cfg.DataDir, "log_dir", cfg.LogDir)
-	} else {
-		n.rn = raft.RestartNode(rcfg)
 	}
 	n.status.ID, n.status.SnapshotIndex = cfg.ID, n.snapIndex
 	go n.run()
@@ -214,11 +223,21 @@ func (n *Node) restore() (fresh bool, err error) {
 	return false, nil
 }
 
-// Propose hands data to raft as a new log entry. It returns once raft has
-// accepted the proposal (not when it is committed or applied). It blocks
-// while no leader is known, until ctx is done. Cancelling ctx abandons the
-// wait, not the write.
-func (n *Node) Propose(ctx context.Context, data []byte) error {
+// proposal is one entry waiting for the run goroutine to hand it to raft.
+type proposal struct {
+	data   []byte
+	onDrop func(error)
+}
+
+// Propose queues data as a new log entry and returns without waiting for
+// raft: the run goroutine hands queued proposals to raft in batches, so
+// concurrent proposers share one pass of the loop and one fsync. It blocks
+// only while the queue is full (back-pressure), until ctx is done. If raft
+// later refuses the entry (no leader, too much uncommitted data), onDrop is
+// called with the reason from the run goroutine; it must not block. An
+// accepted entry reaches StateMachine.Apply once committed. Cancelling ctx
+// abandons the wait, not the write.
+func (n *Node) Propose(ctx context.Context, data []byte, onDrop func(error)) error {
 	if len(data) == 0 {
 		return ErrEmptyProposal
 	}
@@ -230,16 +249,13 @@ func (n *Node) Propose(ctx context.Context, data []byte) error {
 		return n.stoppedErr()
 	default:
 	}
-	err := n.rn.Propose(ctx, data)
-	switch {
-	case err == nil:
+	select {
+	case n.propc <- proposal{data: data, onDrop: onDrop}:
 		return nil
-	case errors.Is(err, raft.ErrStopped):
+	case <-n.quit:
 		return n.stoppedErr()
-	case errors.Is(err, raft.ErrProposalDropped):
-		return fmt.Errorf("%w: %v", ErrProposalDropped, err)
-	default:
-		return fmt.Errorf("raftnode: propose: %w", err)
+	case <-ctx.Done():
+		return fmt.Errorf("raftnode: propose: %w", ctx.Err())
 	}
 }
 

@@ -42,7 +42,7 @@ func start(t testing.TB, cfg raftnode.Config, sm raftnode.StateMachine) *raftnod
 
 func propose(t testing.TB, n *raftnode.Node, data string) {
 	t.Helper()
-	if err := n.Propose(context.Background(), []byte(data)); err != nil {
+	if err := n.Propose(context.Background(), []byte(data), nil); err != nil {
 		t.Fatalf("Propose(%q): %v", data, err)
 	}
 }
@@ -56,7 +56,7 @@ func proposeConcurrently(t testing.TB, n *raftnode.Node, prefix string, g, per i
 	for i := range g {
 		wg.Go(func() {
 			for j := range per {
-				if err := n.Propose(context.Background(), fmt.Appendf(nil, "%sg%d-%d", prefix, i, j)); err != nil {
+				if err := n.Propose(context.Background(), fmt.Appendf(nil, "%sg%d-%d", prefix, i, j), nil); err != nil {
 					errs <- err
 					return
 				}
@@ -273,7 +273,7 @@ func TestProposeErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if err := n.Propose(context.Background(), tt.data); !errors.Is(err, tt.want) {
+			if err := n.Propose(context.Background(), tt.data, nil); !errors.Is(err, tt.want) {
 				t.Fatalf("Propose = %v, want %v", err, tt.want)
 			}
 		})
@@ -281,7 +281,7 @@ func TestProposeErrors(t *testing.T) {
 	if err := n.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := n.Propose(context.Background(), []byte("late")); !errors.Is(err, raftnode.ErrStopped) {
+	if err := n.Propose(context.Background(), []byte("late"), nil); !errors.Is(err, raftnode.ErrStopped) {
 		t.Fatalf("Propose after Close = %v, want ErrStopped", err)
 	}
 	if err := n.WaitLeader(context.Background()); !errors.Is(err, raftnode.ErrStopped) {
@@ -346,7 +346,7 @@ func BenchmarkProposeApply(b *testing.B) {
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			if err := n.Propose(context.Background(), data); err != nil {
+			if err := n.Propose(context.Background(), data, nil); err != nil {
 				b.Error(err)
 				return
 			}

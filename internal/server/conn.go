@@ -43,6 +43,7 @@ type conn struct {
 
 	items chan *item
 	out   outQueue
+	wbufs [][]byte // the responder's write batch
 
 	closeOnce      sync.Once
 	done           chan struct{}
@@ -158,11 +159,9 @@ func (c *conn) serve() {
 	}
 	c.nc.SetReadDeadline(time.Time{})
 
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); c.respond() }()
-	go func() { defer wg.Done(); c.writeLoop() }()
-	defer wg.Wait()
+	responded := make(chan struct{})
+	go func() { defer close(responded); c.respond() }()
+	defer func() { <-responded }()
 	defer close(c.items)
 
 	buf := make([]byte, 0, 4096)
@@ -349,7 +348,7 @@ func (c *conn) writeEntry(op proto.OpCode, req proto.Request) *fsm.Entry {
 // and answered, and a write that follows a read is proposed only after the
 // read ran, so the read cannot see it.
 func (c *conn) respond() {
-	defer c.out.flushAndClose()
+	defer c.close()
 	defer c.drainItems()
 	var pend []*item // proposed writes not yet answered, in order
 	for {
@@ -357,21 +356,31 @@ func (c *conn) respond() {
 		if len(pend) > 0 {
 			head = pend[0].call.done
 		}
+		// Write out what is queued once there is nothing else to do at
+		// once, so replies and events that pile up share one write.
+		if len(c.items) == 0 && !ready(head) && !c.flush() {
+			c.release(len(pend))
+			return
+		}
 		select {
 		case <-c.done:
 			c.release(len(pend))
 			return
+		case <-c.out.wake:
+			// Events queued by apply; flushed at the top of the loop.
 		case <-head:
 			c.finish(pend[0])
 			closing := pend[0].close
 			pend = pend[1:]
 			if closing {
 				c.release(len(pend))
+				c.flush()
 				return
 			}
 		case it, ok := <-c.items:
 			if !ok {
 				c.awaitAll(pend)
+				c.flush()
 				return
 			}
 			if it.entry != nil {
@@ -379,7 +388,6 @@ func (c *conn) respond() {
 				if err != nil {
 					c.log.Warn("closing connection: proposal failed", "op", it.op.String(), "err", err)
 					c.release(len(pend) + 1)
-					c.close()
 					return
 				}
 				it.call = call
@@ -387,14 +395,46 @@ func (c *conn) respond() {
 				continue
 			}
 			if !c.awaitAll(pend) {
+				c.flush()
 				return
 			}
 			pend = pend[:0]
 			c.answer(it)
 			c.finishStats(it)
 			if it.close {
+				c.flush()
 				return
 			}
+		}
+	}
+}
+
+// ready reports whether ch is closed, without waiting.
+func ready(ch <-chan struct{}) bool {
+	if ch == nil {
+		return false
+	}
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// flush writes everything queued to the socket. It reports false if the
+// connection failed.
+func (c *conn) flush() bool {
+	for {
+		c.wbufs = c.out.takeNow(c.wbufs[:0])
+		if len(c.wbufs) == 0 {
+			return true
+		}
+		nb := net.Buffers(c.wbufs)
+		_, err := nb.WriteTo(c.nc)
+		clear(c.wbufs)
+		if err != nil {
+			return false
 		}
 	}
 }
@@ -418,8 +458,13 @@ func (c *conn) awaitAll(pend []*item) bool {
 	return true
 }
 
-// finish sends the reply of an applied write.
+// finish sends the reply of an applied write. A write raft dropped closes
+// the connection, as ZooKeeper does when it loses a request.
 func (c *conn) finish(it *item) {
+	if it.call.res.Err == proto.ErrConnectionLoss {
+		c.close()
+		return
+	}
 	c.send(c.writeReply(it))
 	c.finishStats(it)
 }
@@ -576,27 +621,4 @@ func (s *Server) negotiateTimeout(requested int32) int32 {
 		t = hi
 	}
 	return int32(t)
-}
-
-// writeLoop drains the outbound queue onto the socket.
-func (c *conn) writeLoop() {
-	defer c.close()
-	var bufs [][]byte
-	for {
-		var ok, closing bool
-		bufs, ok, closing = c.out.take(bufs[:0], c.done)
-		if !ok {
-			return
-		}
-		nb := net.Buffers(bufs)
-		if _, err := nb.WriteTo(c.nc); err != nil {
-			return
-		}
-		for i := range bufs {
-			bufs[i] = nil
-		}
-		if closing && c.out.empty() {
-			return
-		}
-	}
 }

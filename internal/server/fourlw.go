@@ -78,6 +78,11 @@ func (s *Server) fourLetterWord(c *conn, cmd string, r *bufio.Reader) {
 	io.WriteString(c.nc, out)
 	c.stats.sent.Add(1)
 	s.stats.sent.Add(1)
+	// Forget the connection before the caller closes it, as ZooKeeper
+	// does, so that a client which has seen the answer end never finds
+	// this connection in the next command's output. (The caller's own
+	// dropConn then finds nothing left to do.)
+	s.dropConn(c)
 }
 
 func (s *Server) runFourLetterWord(cmd string, r *bufio.Reader) string {

@@ -3,14 +3,13 @@ package server
 import "sync"
 
 // outQueue is a connection's outbound frame queue, bounded in bytes. Pushers
-// never block; the writer goroutine takes everything queued at once and
-// writes it with one vectored write.
+// (the responder and apply) never block; the responder takes everything
+// queued at once and writes it with one vectored write.
 type outQueue struct {
 	mu      sync.Mutex
 	bufs    [][]byte
 	bytes   int
 	limit   int
-	closing bool // flush what is queued, then close
 	dead    bool
 	wake    chan struct{}
 }
@@ -30,7 +29,7 @@ func (q *outQueue) signal() {
 // push queues a frame. It returns false if the queue is over its limit.
 func (q *outQueue) push(b []byte) bool {
 	q.mu.Lock()
-	if q.dead || q.closing {
+	if q.dead {
 		q.mu.Unlock()
 		return true
 	}
@@ -51,52 +50,18 @@ func (q *outQueue) size() int {
 	return q.bytes
 }
 
-func (q *outQueue) empty() bool {
+// takeNow appends every queued frame to dst and empties the queue.
+func (q *outQueue) takeNow(dst [][]byte) [][]byte {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return len(q.bufs) == 0
-}
-
-// take waits for queued frames and appends them to dst. ok is false when the
-// writer should stop: the connection is done, or it is closing with nothing
-// left to write.
-func (q *outQueue) take(dst [][]byte, done <-chan struct{}) (out [][]byte, ok, closing bool) {
-	for {
-		q.mu.Lock()
-		if q.dead {
-			q.mu.Unlock()
-			return dst, false, false
-		}
-		if len(q.bufs) > 0 {
-			dst = append(dst, q.bufs...)
-			for i := range q.bufs {
-				q.bufs[i] = nil
-			}
-			q.bufs = q.bufs[:0]
-			q.bytes = 0
-			closing := q.closing
-			q.mu.Unlock()
-			return dst, true, closing
-		}
-		if q.closing {
-			q.mu.Unlock()
-			return dst, false, true
-		}
-		q.mu.Unlock()
-		select {
-		case <-q.wake:
-		case <-done:
-			return dst, false, false
-		}
+	if q.dead || len(q.bufs) == 0 {
+		return dst
 	}
-}
-
-// flushAndClose makes the writer stop once everything queued is written.
-func (q *outQueue) flushAndClose() {
-	q.mu.Lock()
-	q.closing = true
-	q.mu.Unlock()
-	q.signal()
+	dst = append(dst, q.bufs...)
+	clear(q.bufs)
+	q.bufs = q.bufs[:0]
+	q.bytes = 0
+	return dst
 }
 
 // shutdown drops everything queued.

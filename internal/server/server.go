@@ -243,13 +243,27 @@ func (s *Server) propose(ctx context.Context, e *fsm.Entry) (*call, error) {
 	s.pendMu.Lock()
 	s.pending[id] = c
 	s.pendMu.Unlock()
-	if err := s.node.Propose(ctx, e.Encode(nil)); err != nil {
+	if err := s.node.Propose(ctx, e.Encode(nil), func(err error) { s.dropped(id, err) }); err != nil {
 		s.pendMu.Lock()
 		delete(s.pending, id)
 		s.pendMu.Unlock()
 		return nil, err
 	}
 	return c, nil
+}
+
+// dropped completes a proposal raft refused: the client sees a lost
+// connection, as it would if the server had failed.
+func (s *Server) dropped(id uint64, err error) {
+	s.pendMu.Lock()
+	c := s.pending[id]
+	delete(s.pending, id)
+	s.pendMu.Unlock()
+	if c != nil {
+		s.log.Warn("proposal dropped", "err", err)
+		c.res.Err = proto.ErrConnectionLoss
+		close(c.done)
+	}
 }
 
 // newSessionID returns a fresh session id and password.

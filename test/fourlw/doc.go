@@ -1,0 +1,30 @@
+// Package fourlw checks Paddock's four-letter words against Apache
+// ZooKeeper 3.8 and against the tools that parse them.
+//
+// # Contract
+//
+// The package has no non-test code. Its tests start Apache ZooKeeper and
+// Paddock (internal/zktest, plus a small starter of their own for servers
+// with the default whitelist, which zktest cannot wait for because it probes
+// with ruok) on free 127.0.0.1 ports, put both in the same state with the same
+// requests, and compare every four-letter word's answer after replacing what
+// legitimately differs (ports, session ids, zxids, timestamps, latencies,
+// packet counts, sizes, versions and data-directory paths) by placeholders.
+// Counts that follow from the state (nodes, ephemerals, sessions, watches,
+// connections) are compared exactly. Every difference that remains is a
+// deliberate one, named in the test that allows it:
+//
+//   - cons prints a connection without a session, and a session reset by
+//     crst, with every field (sid=0x0, lcxid=0x0) where ZooKeeper prints a
+//     short form that go-zookeeper's FLWCons cannot parse;
+//   - the version's build date uses ZooKeeper 3.4's layout, which
+//     go-zookeeper's FLWSrvr requires;
+//   - envi reports go.version instead of the JVM's java.* keys;
+//   - mntr leaves out the keys Paddock has no value for (see mntrOmitted);
+//   - ZooKeeper 3.8.0 counts a persistent recursive watch in both watch
+//     tables for zk_watch_count, Paddock (like 3.9) in one.
+//
+// Further tests run the real consumers against Paddock: Debian's
+// zkServer.sh status, kazoo's server_version (with /usr/bin/python3) and
+// go-zookeeper's FLWSrvr, FLWRuok and FLWCons.
+package fourlw
