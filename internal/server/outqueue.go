@@ -6,12 +6,12 @@ import "sync"
 // (the responder and apply) never block; the responder takes everything
 // queued at once and writes it with one vectored write.
 type outQueue struct {
-	mu      sync.Mutex
-	bufs    [][]byte
-	bytes   int
-	limit   int
-	dead    bool
-	wake    chan struct{}
+	mu    sync.Mutex
+	bufs  [][]byte
+	bytes int
+	limit int
+	dead  bool
+	wake  chan struct{}
 }
 
 func (q *outQueue) init(limit int) {
