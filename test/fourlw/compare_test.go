@@ -1,11 +1,16 @@
 package fourlw_test
 
 import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/paddockhq/paddock/internal/proto"
 	"github.com/paddockhq/paddock/internal/zktest"
@@ -142,6 +147,7 @@ func TestCompareWithZooKeeper(t *testing.T) {
 		}
 		p.compareMntr(t)
 		p.compareEnvi(t)
+		p.compareSetTraceMask(t)
 	}
 	t.Run("fresh", compareAll)
 
@@ -349,4 +355,42 @@ func (p *pair) compareEnvi(t *testing.T) {
 	if pdVals["host.name"] == "" {
 		t.Errorf("envi host.name is empty")
 	}
+}
+
+// compareSetTraceMask sends stmk with its 8-byte mask, which
+// zktest.FourLetterWord cannot: both servers answer with a decimal mask and
+// no newline (ZooKeeper the mask it set, Paddock 0: it does not trace).
+func (p *pair) compareSetTraceMask(t *testing.T) {
+	t.Helper()
+	cmd := binary.BigEndian.AppendUint64([]byte("stmk"), 306)
+	var canon [2]string
+	for i, addr := range []string{p.zk.Addr, p.pd.Addr} {
+		out, err := sendRaw(addr, cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		canon[i], _ = maskCanon(out, nil, i == 1)
+	}
+	if canon[0] != canon[1] {
+		t.Errorf("stmk: zookeeper %q, paddock %q", canon[0], canon[1])
+	}
+}
+
+// sendRaw writes b on a new connection and returns everything the server
+// writes before closing it.
+func sendRaw(addr string, b []byte) (string, error) {
+	nc, err := net.DialTimeout("tcp", addr, clientWait)
+	if err != nil {
+		return "", err
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(clientWait))
+	if _, err := nc.Write(b); err != nil {
+		return "", fmt.Errorf("write to %s: %w", addr, err)
+	}
+	out, err := io.ReadAll(io.LimitReader(nc, 1<<20))
+	if err != nil {
+		return string(out), fmt.Errorf("read from %s: %w", addr, err)
+	}
+	return string(out), nil
 }

@@ -2,7 +2,6 @@ package fourlw_test
 
 import (
 	"bufio"
-	"fmt"
 	"net"
 	"testing"
 	"time"
@@ -27,7 +26,6 @@ type rawClient struct {
 	br        *bufio.Reader
 	xid       int32
 	sessionID int64
-	buf       []byte
 }
 
 // dialClient opens a session with addr and registers its close.
@@ -69,7 +67,7 @@ func (c *rawClient) do(op proto.OpCode, req proto.Request) proto.ErrCode {
 		c.t.Fatalf("%s: write %v: %v", c.addr, op, err)
 	}
 	for range 1000 {
-		frame, err := proto.ReadFrame(c.br, c.buf, maxFrame)
+		frame, err := proto.ReadFrame(c.br, nil, maxFrame)
 		if err != nil {
 			c.t.Fatalf("%s: read reply to %v: %v", c.addr, op, err)
 		}
@@ -91,11 +89,9 @@ func (c *rawClient) do(op proto.OpCode, req proto.Request) proto.ErrCode {
 func (c *rawClient) must(op proto.OpCode, req proto.Request) {
 	c.t.Helper()
 	if e := c.do(op, req); e != proto.ErrOK {
-		c.t.Fatalf("%s: %v %s: error %v", c.addr, op, describe(req), e)
+		c.t.Fatalf("%s: %v %+v: error %v", c.addr, op, req, e)
 	}
 }
-
-func describe(req proto.Request) string { return fmt.Sprintf("%+v", req) }
 
 // openACL is world:anyone with every permission.
 var openACL = []proto.ACL{{Perms: proto.PermAll, ID: proto.ID{Scheme: "world", ID: "anyone"}}}
@@ -104,11 +100,4 @@ var openACL = []proto.ACL{{Perms: proto.PermAll, ID: proto.ID{Scheme: "world", I
 func (c *rawClient) create(path string, data string, flags int32) {
 	c.t.Helper()
 	c.must(proto.OpCreate, &proto.CreateRequest{Path: path, Data: []byte(data), ACL: openACL, Flags: flags})
-}
-
-// close ends the session.
-func (c *rawClient) close() {
-	c.t.Helper()
-	c.do(proto.OpCloseSession, nil)
-	c.nc.Close()
 }
