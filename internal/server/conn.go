@@ -471,7 +471,7 @@ func (c *conn) finish(it *item) {
 
 func (c *conn) finishStats(it *item) {
 	d := time.Since(it.received)
-	c.stats.record(it, d)
+	c.stats.record(it, d, c.s.lastZxid())
 	c.s.stats.record(d)
 	<-c.s.outstanding
 }
@@ -607,6 +607,11 @@ func (c *conn) handshake(frame []byte) bool {
 	if _, err := c.nc.Write(proto.AppendRecordFrame(nil, &resp)); err != nil {
 		return false
 	}
+	// The connect request and response count as packets, as in ZooKeeper.
+	c.stats.received.Add(1)
+	c.stats.sent.Add(1)
+	c.s.stats.received.Add(1)
+	c.s.stats.sent.Add(1)
 	c.nc.SetWriteDeadline(time.Time{})
 	return true
 }

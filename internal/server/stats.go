@@ -72,7 +72,7 @@ type connStats struct {
 	latency     latency
 }
 
-func (cs *connStats) record(it *item, d time.Duration) {
+func (cs *connStats) record(it *item, d time.Duration, zxid int64) {
 	cs.latency.add(d)
 	cs.mu.Lock()
 	cs.lastOp = opAbbrev(it.op)
@@ -80,6 +80,7 @@ func (cs *connStats) record(it *item, d time.Duration) {
 		cs.lastCxid = it.xid
 	}
 	cs.lastResp = time.Now()
+	cs.lastZxid = zxid
 	cs.lastLatency = d.Milliseconds()
 	cs.mu.Unlock()
 }
