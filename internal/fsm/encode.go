@@ -78,6 +78,23 @@ func (op *Op) encode(b []byte) []byte {
 	return b
 }
 
+// EncodedSizeHint returns a capacity that holds e's encoding, so Encode
+// appends without growing the buffer.
+func (e *Entry) EncodedSizeHint() int {
+	n := 64 + len(e.Passwd)
+	for _, id := range e.Auth {
+		n += 8 + len(id.Scheme) + len(id.ID)
+	}
+	for i := range e.Ops {
+		op := &e.Ops[i]
+		n += 32 + len(op.Path) + len(op.Data)
+		for _, a := range op.ACL {
+			n += 16 + len(a.ID.Scheme) + len(a.ID.ID)
+		}
+	}
+	return n
+}
+
 var errEntry = errors.New("fsm: bad log entry")
 
 // DecodeEntry parses an entry written by Encode.

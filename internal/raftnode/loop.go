@@ -119,10 +119,26 @@ func (n *Node) handleReady(rd raft.Ready) error {
 		return fmt.Errorf("raftnode: raft handed over snapshot %d from a leader; installing one needs the ensemble transport",
 			rd.Snapshot.Metadata.Index)
 	}
+	// Committed entries that are already durable here are applied before
+	// this Ready's new entries are fsynced: a write is then answered after
+	// one fsync, not after the next batch's too. Entries not yet saved
+	// locally (a leader can see a quorum commit before its own write) wait
+	// for the save, as raft's contract asks.
+	early := len(rd.CommittedEntries) > 0 && rd.CommittedEntries[len(rd.CommittedEntries)-1].Index <= n.lastSaved
+	if early {
+		if err := n.apply(rd.CommittedEntries); err != nil {
+			return err
+		}
+		// Applied entries are committed, whatever HardState says yet.
+		n.mu.Lock()
+		n.status.Commit = max(n.status.Commit, n.applied.Load())
+		n.mu.Unlock()
+	}
 	if err := n.wal.Save(rd.HardState, rd.Entries); err != nil {
 		return fmt.Errorf("raftnode: persisting %d entries: %w", len(rd.Entries), err)
 	}
 	if len(rd.Entries) > 0 {
+		n.lastSaved = rd.Entries[len(rd.Entries)-1].Index
 		if err := n.ms.Append(rd.Entries); err != nil {
 			return fmt.Errorf("raftnode: appending entries %d..%d to raft storage: %w",
 				rd.Entries[0].Index, rd.Entries[len(rd.Entries)-1].Index, err)
@@ -133,12 +149,14 @@ func (n *Node) handleReady(rd raft.Ready) error {
 			return fmt.Errorf("raftnode: setting hard state: %w", err)
 		}
 		n.mu.Lock()
-		n.status.Term, n.status.Commit = rd.HardState.Term, rd.HardState.Commit
+		n.status.Term, n.status.Commit = rd.HardState.Term, max(n.status.Commit, rd.HardState.Commit)
 		n.mu.Unlock()
 	}
 	n.send(rd.Messages)
-	if err := n.apply(rd.CommittedEntries); err != nil {
-		return err
+	if !early {
+		if err := n.apply(rd.CommittedEntries); err != nil {
+			return err
+		}
 	}
 	n.rn.Advance(rd)
 	n.maybeCampaign()

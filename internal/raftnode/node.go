@@ -72,6 +72,7 @@ type Node struct {
 	snapInFlight bool
 	campaigned   bool
 	lead         uint64
+	lastSaved    uint64 // index of the last entry durable in the WAL
 
 	applied  atomic.Uint64
 	snapDone chan snapResult // buffered 1: at most one snapshot in flight
@@ -219,6 +220,7 @@ func (n *Node) restore() (fresh bool, err error) {
 	if err := n.ms.Append(ents); err != nil {
 		return false, fmt.Errorf("raftnode: loading %d WAL entries: %w", len(ents), err)
 	}
+	n.lastSaved = last
 	n.logger.Info("replayed WAL", "entries", len(ents), "last_index", last, "commit", hs.Commit, "term", hs.Term)
 	return false, nil
 }

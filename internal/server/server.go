@@ -243,7 +243,7 @@ func (s *Server) propose(ctx context.Context, e *fsm.Entry) (*call, error) {
 	s.pendMu.Lock()
 	s.pending[id] = c
 	s.pendMu.Unlock()
-	if err := s.node.Propose(ctx, e.Encode(nil), func(err error) { s.dropped(id, err) }); err != nil {
+	if err := s.node.Propose(ctx, e.Encode(make([]byte, 0, e.EncodedSizeHint())), func(err error) { s.dropped(id, err) }); err != nil {
 		s.pendMu.Lock()
 		delete(s.pending, id)
 		s.pendMu.Unlock()
