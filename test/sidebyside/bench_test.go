@@ -132,35 +132,82 @@ func run(b *testing.B, conns []*zk.Conn, op func(c *zk.Conn, worker, i int) erro
 
 func value() []byte { return []byte(strings.Repeat("v", valueSize)) }
 
-// BenchmarkOps measures getData, exists, setData and create on both servers.
-func BenchmarkOps(b *testing.B) {
-	for _, wl := range []string{"get", "exists", "set", "create"} {
-		for _, k := range kinds() {
-			b.Run(wl+"/"+k.name, func(b *testing.B) {
-				p := k.start(b)
-				conns := connect(b, p.Addr, sessions)
-				root := fmt.Sprintf("/bench-%s-%d", wl, time.Now().UnixNano())
-				if _, err := conns[0].Create(root, nil, 0, acl); err != nil {
-					b.Fatal(err)
-				}
-				keys := make([]string, 1000)
-				for i := range keys {
-					keys[i] = root + "/k" + strconv.Itoa(i)
-					if _, err := conns[0].Create(keys[i], value(), 0, acl); err != nil {
-						b.Fatal(err)
+// target is one running server with its sessions.
+type target struct {
+	name  string
+	p     *zktest.Process
+	conns []*zk.Conn
+}
+
+// startTargets starts one server of each kind for the whole benchmark, opens
+// the sessions, and warms both up (ZooKeeper's JIT needs it) with a few
+// seconds of mixed load, so the measured runs see steady-state servers.
+func startTargets(b *testing.B) []*target {
+	var out []*target
+	for _, k := range kinds() {
+		p := k.start(b)
+		t := &target{name: k.name, p: p, conns: connect(b, p.Addr, sessions)}
+		warm := fmt.Sprintf("/warm-%d", time.Now().UnixNano())
+		if _, err := t.conns[0].Create(warm, value(), 0, acl); err != nil {
+			b.Fatal(err)
+		}
+		deadline := time.Now().Add(warmUp)
+		var wg sync.WaitGroup
+		for _, c := range t.conns {
+			wg.Add(1)
+			go func(c *zk.Conn) {
+				defer wg.Done()
+				for i := 0; time.Now().Before(deadline); i++ {
+					if i%4 == 0 {
+						c.Set(warm, value(), -1)
+					} else {
+						c.Get(warm)
 					}
 				}
-				v := value()
+			}(c)
+		}
+		wg.Wait()
+		out = append(out, t)
+	}
+	return out
+}
+
+// warmUp is how long each server is warmed up before measuring.
+const warmUp = 8 * time.Second
+
+var createSeq atomic.Int64
+
+// BenchmarkOps measures getData, exists, setData and create on both servers,
+// started once and warmed up; each workload runs on ZooKeeper, then on
+// Paddock.
+func BenchmarkOps(b *testing.B) {
+	targets := startTargets(b)
+	for _, wl := range []string{"get", "exists", "set", "create"} {
+		for _, tg := range targets {
+			c0 := tg.conns[0]
+			root := fmt.Sprintf("/bench-%s-%d", wl, time.Now().UnixNano())
+			if _, err := c0.Create(root, nil, 0, acl); err != nil {
+				b.Fatal(err)
+			}
+			keys := make([]string, 1000)
+			for i := range keys {
+				keys[i] = root + "/k" + strconv.Itoa(i)
+				if _, err := c0.Create(keys[i], value(), 0, acl); err != nil {
+					b.Fatal(err)
+				}
+			}
+			v := value()
+			b.Run(wl+"/"+tg.name, func(b *testing.B) {
 				switch wl {
 				case "get":
-					run(b, conns, func(c *zk.Conn, _, i int) error { _, _, err := c.Get(keys[i%len(keys)]); return err })
+					run(b, tg.conns, func(c *zk.Conn, _, i int) error { _, _, err := c.Get(keys[i%len(keys)]); return err })
 				case "exists":
-					run(b, conns, func(c *zk.Conn, _, i int) error { _, _, err := c.Exists(keys[i%len(keys)]); return err })
+					run(b, tg.conns, func(c *zk.Conn, _, i int) error { _, _, err := c.Exists(keys[i%len(keys)]); return err })
 				case "set":
-					run(b, conns, func(c *zk.Conn, _, i int) error { _, err := c.Set(keys[i%len(keys)], v, -1); return err })
+					run(b, tg.conns, func(c *zk.Conn, _, i int) error { _, err := c.Set(keys[i%len(keys)], v, -1); return err })
 				case "create":
-					run(b, conns, func(c *zk.Conn, w, i int) error {
-						_, err := c.Create(root+"/c"+strconv.Itoa(i), v, 0, acl)
+					run(b, tg.conns, func(c *zk.Conn, _, _ int) error {
+						_, err := c.Create(root+"/c"+strconv.FormatInt(createSeq.Add(1), 10), v, 0, acl)
 						return err
 					})
 				}
@@ -188,7 +235,7 @@ func rss(b *testing.B, pid int) int64 {
 }
 
 // BenchmarkMemory populates ZNODES (default 1,000,000) znodes of 100 bytes,
-// then adds 100,000 watches, and reports each server's RSS per znode and the
+// then adds one watch per znode up to 960,000, and reports each server's RSS per znode and the
 // RSS growth per watch. Run it with -benchtime=1x.
 func BenchmarkMemory(b *testing.B) {
 	n := 1_000_000
@@ -229,8 +276,9 @@ func BenchmarkMemory(b *testing.B) {
 			full := settledRSS(b, p)
 			b.ReportMetric(float64(full)/(1<<20), "rss-MB")
 			b.ReportMetric(float64(full-base)/float64(n), "B/znode")
-			// Watches: every session watches 1,600 distinct nodes.
-			const perSession = 1600
+			// Watches: the sessions watch distinct nodes, up to 960,000 in
+			// all, so heap noise is small next to what the watches take.
+			perSession := min(15000, n/len(conns))
 			for w, c := range conns {
 				for j := 0; j < perSession; j++ {
 					i := w*perSession + j
