@@ -43,7 +43,12 @@ type conn struct {
 
 	items chan *item
 	out   outQueue
-	wbufs [][]byte // the responder's write batch
+	// inflight counts items handed to the responder and not yet answered.
+	inflight atomic.Int64
+	// wmu serialises socket writes (the responder's, and the reader's
+	// inline reads); wbufs is the batch being written.
+	wmu   sync.Mutex
+	wbufs [][]byte
 
 	closeOnce      sync.Once
 	done           chan struct{}
@@ -181,11 +186,15 @@ func (c *conn) serve() {
 			}
 			continue
 		}
+		if ok && c.inflight.Load() == 0 && c.inlineRead(it) {
+			continue
+		}
 		select {
 		case c.s.outstanding <- struct{}{}:
 		case <-c.done:
 			return
 		}
+		c.inflight.Add(1)
 		select {
 		case c.items <- it:
 		case <-c.done:
@@ -425,6 +434,8 @@ func ready(ch <-chan struct{}) bool {
 // flush writes everything queued to the socket. It reports false if the
 // connection failed.
 func (c *conn) flush() bool {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
 	for {
 		c.wbufs = c.out.takeNow(c.wbufs[:0])
 		if len(c.wbufs) == 0 {
@@ -469,7 +480,27 @@ func (c *conn) finish(it *item) {
 	c.finishStats(it)
 }
 
+// inlineRead answers a read on the reader goroutine when nothing of this
+// connection is in flight, saving the hand-off to the responder: with no
+// earlier request pending, answering at once keeps FIFO order. It reports
+// whether it answered.
+func (c *conn) inlineRead(it *item) bool {
+	if it.entry != nil || it.req == nil || it.close || it.err != proto.ErrOK || it.reply != nil ||
+		it.op == proto.OpAuth {
+		return false
+	}
+	c.s.read(c, it)
+	d := time.Since(it.received)
+	c.stats.record(it, d, c.s.lastZxid())
+	c.s.stats.record(d)
+	if !c.flush() {
+		c.close()
+	}
+	return true
+}
+
 func (c *conn) finishStats(it *item) {
+	c.inflight.Add(-1)
 	d := time.Since(it.received)
 	c.stats.record(it, d, c.s.lastZxid())
 	c.s.stats.record(d)
@@ -607,11 +638,7 @@ func (c *conn) handshake(frame []byte) bool {
 	if _, err := c.nc.Write(proto.AppendRecordFrame(nil, &resp)); err != nil {
 		return false
 	}
-	// The connect request and response count as packets, as in ZooKeeper.
-	c.stats.received.Add(1)
-	c.stats.sent.Add(1)
-	c.s.stats.received.Add(1)
-	c.s.stats.sent.Add(1)
+
 	c.nc.SetWriteDeadline(time.Time{})
 	return true
 }

@@ -97,12 +97,11 @@ func hex64(v int64) string { return strconv.FormatUint(uint64(v), 16) }
 // intAvg is the integer average latency in milliseconds, as ZooKeeper's
 // ServerCnxn.getAvgLatency (long division) reports it for cons.
 func (l *latency) intAvg() int64 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.cnt == 0 {
+	cnt := l.cnt.Load()
+	if cnt == 0 {
 		return 0
 	}
-	return l.total / l.cnt
+	return l.total.Load() / cnt
 }
 
 // connInfo is one open connection as the four-letter words see it.

@@ -22,40 +22,49 @@ func (s *stats) reset() {
 }
 
 // latency keeps min/avg/max request latency in milliseconds, as ZooKeeper
-// reports it.
+// reports it. It is lock-free: every request updates it.
 type latency struct {
-	mu         sync.Mutex
-	min, max   int64
-	total, cnt int64
+	min, max   atomic.Int64 // min is stored +1 so that 0 means "none yet"
+	total, cnt atomic.Int64
 }
 
 func (l *latency) add(d time.Duration) {
 	ms := d.Milliseconds()
-	l.mu.Lock()
-	if l.cnt == 0 || ms < l.min {
-		l.min = ms
+	for {
+		cur := l.min.Load()
+		if cur != 0 && cur-1 <= ms {
+			break
+		}
+		if l.min.CompareAndSwap(cur, ms+1) {
+			break
+		}
 	}
-	if ms > l.max {
-		l.max = ms
+	for {
+		cur := l.max.Load()
+		if ms <= cur || l.max.CompareAndSwap(cur, ms) {
+			break
+		}
 	}
-	l.total += ms
-	l.cnt++
-	l.mu.Unlock()
+	l.total.Add(ms)
+	l.cnt.Add(1)
 }
 
 func (l *latency) get() (min int64, avg float64, max int64, cnt int64) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.cnt > 0 {
-		avg = float64(l.total) / float64(l.cnt)
+	cnt = l.cnt.Load()
+	if cnt > 0 {
+		avg = float64(l.total.Load()) / float64(cnt)
 	}
-	return l.min, avg, l.max, l.cnt
+	if m := l.min.Load(); m > 0 {
+		min = m - 1
+	}
+	return min, avg, l.max.Load(), cnt
 }
 
 func (l *latency) reset() {
-	l.mu.Lock()
-	l.min, l.max, l.total, l.cnt = 0, 0, 0, 0
-	l.mu.Unlock()
+	l.min.Store(0)
+	l.max.Store(0)
+	l.total.Store(0)
+	l.cnt.Store(0)
 }
 
 // connStats are one connection's counters, for cons.

@@ -81,10 +81,29 @@ func connect(b *testing.B, addr string, n int) []*zk.Conn {
 	return conns
 }
 
-// run spreads b.N calls of op over the sessions and reports throughput and
-// latency percentiles.
-func run(b *testing.B, conns []*zk.Conn, op func(c *zk.Conn, worker, i int) error) {
+// cpuTicks returns a process's user+system CPU time in clock ticks
+// (/proc/PID/stat fields 14 and 15).
+func cpuTicks(b *testing.B, pid int) int64 {
 	b.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The command name (field 2) may contain spaces: split after its ')'.
+	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+2:]))
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return utime + stime
+}
+
+// clockTick is USER_HZ, the unit of /proc/PID/stat CPU times on Linux.
+const clockTick = 10 * time.Millisecond
+
+// run spreads b.N calls of op over the sessions and reports throughput,
+// latency percentiles and the server's CPU time per operation.
+func run(b *testing.B, pid int, conns []*zk.Conn, op func(c *zk.Conn, worker, i int) error) {
+	b.Helper()
+	cpu0 := cpuTicks(b, pid)
 	var next atomic.Int64
 	lat := make([][]time.Duration, len(conns))
 	var errs atomic.Int64
@@ -111,6 +130,7 @@ func run(b *testing.B, conns []*zk.Conn, op func(c *zk.Conn, worker, i int) erro
 	wg.Wait()
 	elapsed := time.Since(start)
 	b.StopTimer()
+	cpu := time.Duration(cpuTicks(b, pid)-cpu0) * clockTick
 	if n := errs.Load(); n > 0 {
 		b.Fatalf("%d of %d operations failed", n, b.N)
 	}
@@ -128,6 +148,7 @@ func run(b *testing.B, conns []*zk.Conn, op func(c *zk.Conn, worker, i int) erro
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "ops/s")
 	b.ReportMetric(pct(0.50), "p50-ms")
 	b.ReportMetric(pct(0.99), "p99-ms")
+	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "server-cpu-us/op")
 }
 
 func value() []byte { return []byte(strings.Repeat("v", valueSize)) }
@@ -200,13 +221,13 @@ func BenchmarkOps(b *testing.B) {
 			b.Run(wl+"/"+tg.name, func(b *testing.B) {
 				switch wl {
 				case "get":
-					run(b, tg.conns, func(c *zk.Conn, _, i int) error { _, _, err := c.Get(keys[i%len(keys)]); return err })
+					run(b, tg.p.Pid(), tg.conns, func(c *zk.Conn, _, i int) error { _, _, err := c.Get(keys[i%len(keys)]); return err })
 				case "exists":
-					run(b, tg.conns, func(c *zk.Conn, _, i int) error { _, _, err := c.Exists(keys[i%len(keys)]); return err })
+					run(b, tg.p.Pid(), tg.conns, func(c *zk.Conn, _, i int) error { _, _, err := c.Exists(keys[i%len(keys)]); return err })
 				case "set":
-					run(b, tg.conns, func(c *zk.Conn, _, i int) error { _, err := c.Set(keys[i%len(keys)], v, -1); return err })
+					run(b, tg.p.Pid(), tg.conns, func(c *zk.Conn, _, i int) error { _, err := c.Set(keys[i%len(keys)], v, -1); return err })
 				case "create":
-					run(b, tg.conns, func(c *zk.Conn, _, _ int) error {
+					run(b, tg.p.Pid(), tg.conns, func(c *zk.Conn, _, _ int) error {
 						_, err := c.Create(root+"/c"+strconv.FormatInt(createSeq.Add(1), 10), v, 0, acl)
 						return err
 					})
