@@ -1,6 +1,8 @@
 package server
 
 import (
+	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -59,4 +61,53 @@ func BenchmarkSetData64(b *testing.B) {
 			b.Error(f.hdr.Err)
 		}
 	})
+}
+
+// BenchmarkWatchMemory reports the server's heap per watch: 64 sessions
+// each set one-time data watches on distinct nodes (200,000 in all), and the
+// live heap after a full GC is compared with the heap before the watches.
+// Run with -benchtime=1x.
+func BenchmarkWatchMemory(b *testing.B) {
+	const sessions, perSession = 64, 3125
+	s := startServer(b, func(c *configT) { c.MaxClientCnxns = 0 })
+	setup := dial(b, s.Addr().String())
+	open := []proto.ACL{{Perms: proto.PermAll, ID: proto.ID{Scheme: "world", ID: "anyone"}}}
+	for i := 0; i < sessions*perSession; i += 500 {
+		for j := i; j < i+500; j++ {
+			setup.send(proto.OpCreate, &proto.CreateRequest{Path: "/w" + strconv.Itoa(j), ACL: open})
+		}
+		for j := i; j < i+500; j++ {
+			if f := setup.next(); f.hdr.Err != 0 {
+				b.Fatal(f.hdr.Err)
+			}
+		}
+	}
+	clients := make([]*rawClient, sessions)
+	for i := range clients {
+		clients[i] = dial(b, s.Addr().String())
+	}
+	before := liveHeap()
+	for w, c := range clients {
+		for j := 0; j < perSession; j += 500 {
+			for k := j; k < j+500 && k < perSession; k++ {
+				c.send(proto.OpExists, &proto.ExistsRequest{Path: "/w" + strconv.Itoa(w*perSession+k), Watch: true})
+			}
+			for k := j; k < j+500 && k < perSession; k++ {
+				if f := c.next(); f.hdr.Err != 0 {
+					b.Fatal(f.hdr.Err)
+				}
+			}
+		}
+	}
+	after := liveHeap()
+	b.ReportMetric(float64(after-before)/float64(sessions*perSession), "B/watch")
+	runtime.KeepAlive(clients)
+}
+
+func liveHeap() int64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc)
 }
