@@ -323,3 +323,7 @@ func (n *Node) stoppedErr() error {
 	}
 	return ErrStopped
 }
+
+// WALStats returns the WAL's counters (fsyncs, bytes written, segments), for
+// metrics.
+func (n *Node) WALStats() storage.WALStats { return n.wal.Stats() }

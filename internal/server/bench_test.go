@@ -14,6 +14,12 @@ import (
 // against an in-process server (the request path without client overhead).
 func benchClients(b *testing.B, n int, req func(c *rawClient, i int)) {
 	s := startServer(b, func(c *configT) { c.MaxClientCnxns = 0 })
+	syncs0, applied0 := s.node.WALStats().Syncs, s.node.AppliedIndex()
+	defer func() {
+		if syncs := s.node.WALStats().Syncs - syncs0; syncs > 0 {
+			b.ReportMetric(float64(s.node.AppliedIndex()-applied0)/float64(syncs), "entries/fsync")
+		}
+	}()
 	setup := dial(b, s.Addr().String())
 	setup.mustCreate("/b", "", 0)
 	for i := 0; i < 100; i++ {
