@@ -82,7 +82,8 @@ func (r *Registry) Add(path string, kind Kind, w Watcher) bool {
 	ps := r.paths[path]
 	if ps == nil {
 		ps = &pathState{path: strings.Clone(path)}
-		r.paths[path] = ps
+		// Key the map with the stored copy, so the path is held once.
+		r.paths[ps.path] = ps
 	}
 	i, ok := ws.find(ps)
 	if !ok {
