@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -93,6 +94,14 @@ func (e *Entry) EncodedSizeHint() int {
 		}
 	}
 	return n
+}
+
+// PeekReqID returns the ReqID of an encoded entry without decoding it.
+func PeekReqID(data []byte) (uint64, bool) {
+	if len(data) < 10 || data[0] != EntryFormat {
+		return 0, false
+	}
+	return binary.BigEndian.Uint64(data[2:10]), true
 }
 
 var errEntry = errors.New("fsm: bad log entry")

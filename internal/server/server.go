@@ -66,8 +66,9 @@ type Server struct {
 
 // call is a proposal waiting to be applied.
 type call struct {
-	done chan struct{}
-	res  fsm.Result
+	done  chan struct{}
+	res   fsm.Result
+	entry *fsm.Entry // what was proposed, applied without decoding it again
 }
 
 // New returns a server for cfg. It validates the configuration but opens
@@ -239,7 +240,7 @@ func (s *Server) propose(ctx context.Context, e *fsm.Entry) (*call, error) {
 	}
 	id := uint64(s.cfg.ServerID)<<48 | s.reqSeq.Add(1)&(1<<48-1)
 	e.ReqID = id
-	c := &call{done: make(chan struct{})}
+	c := &call{done: make(chan struct{}), entry: e}
 	s.pendMu.Lock()
 	s.pending[id] = c
 	s.pendMu.Unlock()
@@ -287,8 +288,23 @@ func (m *machine) Apply(index, term uint64, data []byte) {
 		s.mu.Unlock()
 		return
 	}
+	// An entry this server proposed is applied from the proposer's own
+	// copy: decoding what was just encoded would give the same entry (the
+	// replay path and other members decode it), at the cost of allocations.
+	var c *call
+	if id, ok := fsm.PeekReqID(data); ok && id != 0 {
+		s.pendMu.Lock()
+		c = s.pending[id]
+		delete(s.pending, id)
+		s.pendMu.Unlock()
+	}
 	s.mu.Lock()
-	res := s.fsm.Apply(index, data)
+	var res fsm.Result
+	if c != nil {
+		res = s.fsm.ApplyEntry(index, c.entry)
+	} else {
+		res = s.fsm.Apply(index, data)
+	}
 	s.zxid.Store(res.Zxid)
 	for i := range res.Changes {
 		ch := &res.Changes[i]
@@ -308,15 +324,10 @@ func (m *machine) Apply(index, term uint64, data []byte) {
 	if res.Type == fsm.EntryCloseSession && res.Err == proto.ErrOK {
 		s.sessionClosed(res.Session)
 	}
-	if res.ReqID != 0 {
-		s.pendMu.Lock()
-		c := s.pending[res.ReqID]
-		delete(s.pending, res.ReqID)
-		s.pendMu.Unlock()
-		if c != nil {
-			c.res = res
-			close(c.done)
-		}
+	if c != nil {
+		c.entry = nil
+		c.res = res
+		close(c.done)
 	}
 }
 
