@@ -2,13 +2,23 @@ module github.com/paddockhq/paddock
 
 go 1.26.8
 
+// Direct dependencies, each the well-kept library made for its job:
+//   - go.etcd.io/raft/v3: consensus; Paddock orders every state change
+//     through it and writes no consensus of its own (internal/raftnode).
+//   - github.com/spf13/cobra, github.com/spf13/pflag: the paddock command's
+//     subcommands and flags (cmd/paddock).
+//   - github.com/go-zookeeper/zk: tests only — a real third-party ZooKeeper
+//     client for compatibility tests and the side-by-side benchmark.
 require (
-	github.com/go-zookeeper/zk v1.0.4 // indirect
+	github.com/go-zookeeper/zk v1.0.4
+	github.com/spf13/cobra v1.10.2
+	github.com/spf13/pflag v1.0.9
+	go.etcd.io/raft/v3 v3.6.0
+)
+
+require (
 	github.com/gogo/protobuf v1.3.2 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
-	github.com/spf13/cobra v1.10.2 // indirect
-	github.com/spf13/pflag v1.0.9 // indirect
-	go.etcd.io/raft/v3 v3.6.0 // indirect
 	google.golang.org/protobuf v1.33.0 // indirect
 )
