@@ -29,7 +29,8 @@ type Machine struct {
 	applied  uint64
 	lastZxid int64
 
-	undo []func() // undo log of the multi being applied
+	undo      []func() // undo log of the multi being applied
+	recording bool     // whether ops record undo steps (only inside a multi)
 }
 
 // New returns a machine holding an empty tree.
@@ -109,6 +110,7 @@ func (m *Machine) ApplyEntry(index uint64, e *Entry) Result {
 }
 
 func (m *Machine) closeSession(id int64, zxid int64, r *Result) {
+	m.recording = false // a close is never rolled back
 	for _, p := range m.tree.Ephemerals(id) {
 		n := m.tree.Get(p)
 		acl := m.tree.ACL(n)
@@ -120,11 +122,12 @@ func (m *Machine) closeSession(id int64, zxid int64, r *Result) {
 			Change{Type: proto.EventNodeChildrenChanged, Path: parent, ACL: m.tree.ACL(m.tree.Get(parent))})
 	}
 	delete(m.sessions, id)
-	m.undo = m.undo[:0] // a close is never rolled back
 }
 
 func (m *Machine) applyTxn(e *Entry, zxid int64, r *Result) {
 	r.Ops = make([]OpResult, len(e.Ops))
+	// Only a multi can roll back, so only a multi pays for undo closures.
+	m.recording = e.Multi
 	if !e.Multi {
 		if len(e.Ops) != 1 {
 			panic(fmt.Sprintf("fsm: log entry %d: single txn with %d ops", zxid, len(e.Ops)))

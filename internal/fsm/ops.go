@@ -99,10 +99,12 @@ func (m *Machine) create(e *Entry, op *Op, zxid int64) (OpResult, []Change) {
 	}
 	oldCversion, oldPzxid := parent.Cversion, parent.Pzxid
 	n := m.tree.Create(path, op.Data, acls, owner, zxid, e.Time)
-	m.undo = append(m.undo, func() {
-		m.tree.Delete(path, 0)
-		parent.Cversion, parent.Pzxid = oldCversion, oldPzxid
-	})
+	if m.recording {
+		m.undo = append(m.undo, func() {
+			m.tree.Delete(path, 0)
+			parent.Cversion, parent.Pzxid = oldCversion, oldPzxid
+		})
+	}
 	m.quotaNodeCreated(path, n)
 	m.updateQuota(path, 1, int64(len(op.Data)))
 	res := OpResult{Op: op.Op, Path: path}
@@ -155,10 +157,12 @@ func (m *Machine) delete(e *Entry, op *Op, zxid int64) (OpResult, []Change) {
 	nodeACL := m.tree.ACL(n)
 	oldCversion, oldPzxid := parent.Cversion, parent.Pzxid
 	m.tree.Delete(path, zxid)
-	m.undo = append(m.undo, func() {
-		m.tree.Reinsert(path, n, nodeACL)
-		parent.Cversion, parent.Pzxid = oldCversion, oldPzxid
-	})
+	if m.recording {
+		m.undo = append(m.undo, func() {
+			m.tree.Reinsert(path, n, nodeACL)
+			parent.Cversion, parent.Pzxid = oldCversion, oldPzxid
+		})
+	}
 	m.updateQuota(path, -1, -int64(len(n.Data)))
 	return OpResult{Op: op.Op}, []Change{
 		{Type: proto.EventNodeDeleted, Path: path, ACL: nodeACL},
@@ -205,7 +209,9 @@ func (m *Machine) setData(e *Entry, op *Op, zxid int64) (OpResult, []Change) {
 	}
 	oldData, oldVersion, oldMzxid, oldMtime := n.Data, n.Version, n.Mzxid, n.Mtime
 	m.tree.SetData(n, op.Data, version, zxid, e.Time)
-	m.undo = append(m.undo, func() { m.tree.SetData(n, oldData, oldVersion, oldMzxid, oldMtime) })
+	if m.recording {
+		m.undo = append(m.undo, func() { m.tree.SetData(n, oldData, oldVersion, oldMzxid, oldMtime) })
+	}
 	m.updateQuota(op.Path, 0, int64(len(op.Data)-len(oldData)))
 	return OpResult{Op: op.Op, Stat: n.Stat()}, []Change{
 		{Type: proto.EventNodeDataChanged, Path: op.Path, ACL: m.tree.ACL(n)},
@@ -233,7 +239,9 @@ func (m *Machine) setACL(e *Entry, op *Op, _ int64) (OpResult, []Change) {
 	}
 	oldACL, oldAversion := m.tree.ACL(n), n.Aversion
 	m.tree.SetACL(n, acls, aversion)
-	m.undo = append(m.undo, func() { m.tree.SetACL(n, oldACL, oldAversion) })
+	if m.recording {
+		m.undo = append(m.undo, func() { m.tree.SetACL(n, oldACL, oldAversion) })
+	}
 	return OpResult{Op: op.Op, Stat: n.Stat()}, nil
 }
 

@@ -524,7 +524,7 @@ func (c *conn) answer(it *item) {
 		if it.xid == proto.XidAuth {
 			hdr.Zxid = 0
 		}
-		c.send(proto.AppendReplyFrame(nil, hdr, nil))
+		c.send(proto.AppendReplyFrame(make([]byte, 0, 20), hdr, nil))
 	case it.op == proto.OpAuth:
 		c.send(proto.AppendReplyFrame(nil, proto.ReplyHeader{Xid: it.xid}, nil))
 	default:
@@ -547,7 +547,7 @@ func (c *conn) writeReply(it *item) []byte {
 		if hdr.Zxid == 0 {
 			hdr.Zxid = c.s.lastZxid()
 		}
-		return proto.AppendReplyFrame(nil, hdr, nil)
+		return proto.AppendReplyFrame(make([]byte, 0, 20), hdr, nil)
 	}
 	var resp proto.Response
 	switch it.op {
@@ -570,7 +570,28 @@ func (c *conn) writeReply(it *item) []byte {
 		}
 		resp = mr
 	}
-	return proto.AppendReplyFrame(nil, hdr, resp)
+	return proto.AppendReplyFrame(make([]byte, 0, replyCap(resp)), hdr, resp)
+}
+
+// replyCap estimates a reply frame's size (length prefix, reply header and
+// body), so encoding it allocates once.
+func replyCap(resp proto.Response) int {
+	n := 4 + proto.ReplyHeaderSize + proto.StatSize + 16
+	switch r := resp.(type) {
+	case *proto.GetDataResponse:
+		n += len(r.Data)
+	case *proto.CreateResponse:
+		n += len(r.Path)
+	case *proto.Create2Response:
+		n += len(r.Path)
+	case *proto.GetChildrenResponse:
+		n += 8 * len(r.Children)
+	case *proto.GetChildren2Response:
+		n += 8 * len(r.Children)
+	case *proto.MultiResponse:
+		n += 128 * len(r.Results)
+	}
+	return n
 }
 
 // handshake reads the ConnectRequest and opens or resumes a session. It

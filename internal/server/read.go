@@ -19,7 +19,7 @@ func (s *Server) read(c *conn, it *item) {
 	hdr := proto.ReplyHeader{Xid: it.xid, Zxid: s.fsm.LastZxid()}
 	resp, code := s.readOp(c, it)
 	hdr.Err = code
-	c.send(proto.AppendReplyFrame(nil, hdr, resp))
+	c.send(proto.AppendReplyFrame(make([]byte, 0, replyCap(resp)), hdr, resp))
 }
 
 func (s *Server) readOp(c *conn, it *item) (proto.Response, proto.ErrCode) {
