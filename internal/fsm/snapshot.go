@@ -60,3 +60,42 @@ func (m *Machine) Restore(data []byte) error {
 	m.tree, m.sessions, m.applied, m.lastZxid = t, sessions, applied, int64(applied)
 	return nil
 }
+
+// SnapshotStream writes the state as of BeginSnapshot in bounded pieces
+// while entries go on being applied (see tree.Stream). Its output is the
+// bytes AppendSnapshot would have returned at the start.
+type SnapshotStream struct {
+	header []byte
+	tree   *tree.Stream
+}
+
+// BeginSnapshot opens a snapshot stream of the current state. The caller
+// must hold the lock that excludes Apply, and must call End (under the same
+// lock) when done. Only one stream may be open at a time.
+func (m *Machine) BeginSnapshot() *SnapshotStream {
+	h := proto.AppendInt32(nil, snapshotMagic)
+	h = proto.AppendInt32(h, SnapshotFormat)
+	h = proto.AppendInt64(h, int64(m.applied))
+	ss := m.Sessions()
+	h = proto.AppendInt32(h, int32(len(ss)))
+	for _, s := range ss {
+		h = proto.AppendInt64(h, s.ID)
+		h = proto.AppendInt32(h, s.Timeout)
+		h = proto.AppendBuffer(h, s.Passwd)
+	}
+	return &SnapshotStream{header: h, tree: m.tree.BeginStream()}
+}
+
+// Next appends up to max more znodes (the header first) to b and reports
+// whether the stream is complete. The caller must hold at least a read lock
+// that excludes Apply.
+func (s *SnapshotStream) Next(b []byte, max int) ([]byte, bool) {
+	if s.header != nil {
+		b = append(b, s.header...)
+		s.header = nil
+	}
+	return s.tree.Next(b, max)
+}
+
+// End closes the stream. The caller must hold the lock that excludes Apply.
+func (s *SnapshotStream) End() { s.tree.End() }

@@ -10,7 +10,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -331,24 +330,40 @@ func (m *machine) Apply(index, term uint64, data []byte) {
 	}
 }
 
+// Snapshot opens a snapshot stream of the state as of now and returns the
+// function that writes it. The writer serialises a bounded number of znodes
+// at a time under the state's read lock, so reads go on and apply (writes)
+// waits at most for one piece; changes meanwhile are kept out of the
+// snapshot by the tree's copy on write.
 func (m *machine) Snapshot() (func(io.Writer) error, error) {
 	s := (*Server)(m)
-	s.mu.RLock()
-	// Size the buffer up front (72 bytes of fixed fields per node plus its
-	// path and data) so a large tree is not copied while the buffer grows.
-	t := s.fsm.Tree()
-	est := t.DataSize() + 72*int64(t.NodeCount()) + 64<<10
-	data := s.fsm.AppendSnapshot(make([]byte, 0, est))
-	s.mu.RUnlock()
+	s.mu.Lock()
+	st := s.fsm.BeginSnapshot()
+	s.mu.Unlock()
 	return func(w io.Writer) error {
-		_, err := w.Write(data)
-		data = nil
-		// The snapshot buffer is as large as the tree: hand the memory back
-		// to the OS now rather than keep the process at twice its size.
-		debug.FreeOSMemory()
-		return err
+		defer func() {
+			s.mu.Lock()
+			st.End()
+			s.mu.Unlock()
+		}()
+		buf := make([]byte, 0, 1<<20)
+		for {
+			s.mu.RLock()
+			var done bool
+			buf, done = st.Next(buf[:0], snapshotPiece)
+			s.mu.RUnlock()
+			if _, err := w.Write(buf); err != nil {
+				return err
+			}
+			if done {
+				return nil
+			}
+		}
 	}, nil
 }
+
+// snapshotPiece is how many znodes a snapshot writes per hold of the lock.
+const snapshotPiece = 2048
 
 func (m *machine) Restore(r io.Reader) error {
 	s := (*Server)(m)

@@ -17,32 +17,41 @@ import (
 //
 // The enclosing snapshot format carries the version number.
 func (t *Tree) AppendSnapshot(b []byte) []byte {
-	refs := make([]ACLRef, 0, len(t.acls.lists))
-	for ref := range t.acls.lists {
+	b = appendACLTable(b, t.acls.lists)
+	b = proto.AppendInt64(b, int64(t.count))
+	t.Walk(func(path string, n *Node) { b = appendNode(b, path, n) })
+	return b
+}
+
+// appendACLTable appends the interned ACL lists in reference order.
+func appendACLTable(b []byte, lists map[ACLRef][]proto.ACL) []byte {
+	refs := make([]ACLRef, 0, len(lists))
+	for ref := range lists {
 		refs = append(refs, ref)
 	}
 	sort.Slice(refs, func(i, j int) bool { return refs[i] < refs[j] })
 	b = proto.AppendInt32(b, int32(len(refs)))
 	for _, ref := range refs {
 		b = proto.AppendInt32(b, int32(ref))
-		b = proto.AppendACLs(b, t.acls.lists[ref])
+		b = proto.AppendACLs(b, lists[ref])
 	}
-	b = proto.AppendInt64(b, int64(t.count))
-	t.Walk(func(path string, n *Node) {
-		b = proto.AppendString(b, path)
-		b = proto.AppendBuffer(b, n.Data)
-		b = proto.AppendInt64(b, n.Czxid)
-		b = proto.AppendInt64(b, n.Mzxid)
-		b = proto.AppendInt64(b, n.Pzxid)
-		b = proto.AppendInt64(b, n.Ctime)
-		b = proto.AppendInt64(b, n.Mtime)
-		b = proto.AppendInt64(b, n.EphemeralOwner)
-		b = proto.AppendInt32(b, n.Version)
-		b = proto.AppendInt32(b, n.Cversion)
-		b = proto.AppendInt32(b, n.Aversion)
-		b = proto.AppendInt32(b, int32(n.ACL))
-	})
 	return b
+}
+
+// appendNode appends one node record.
+func appendNode(b []byte, path string, n *Node) []byte {
+	b = proto.AppendString(b, path)
+	b = proto.AppendBuffer(b, n.Data)
+	b = proto.AppendInt64(b, n.Czxid)
+	b = proto.AppendInt64(b, n.Mzxid)
+	b = proto.AppendInt64(b, n.Pzxid)
+	b = proto.AppendInt64(b, n.Ctime)
+	b = proto.AppendInt64(b, n.Mtime)
+	b = proto.AppendInt64(b, n.EphemeralOwner)
+	b = proto.AppendInt32(b, n.Version)
+	b = proto.AppendInt32(b, n.Cversion)
+	b = proto.AppendInt32(b, n.Aversion)
+	return proto.AppendInt32(b, int32(n.ACL))
 }
 
 // DecodeSnapshot rebuilds a tree from AppendSnapshot's output.

@@ -29,6 +29,7 @@ type Tree struct {
 	ephemerals map[int64]map[string]struct{}
 	containers map[string]struct{}
 	ttls       map[string]struct{}
+	stream     *Stream // open snapshot stream, if any (see Stream)
 }
 
 // New returns a tree holding "/" and ZooKeeper's reserved nodes as a fresh
@@ -108,6 +109,7 @@ func (t *Tree) ACL(n *Node) []proto.ACL { return t.acls.get(n.ACL) }
 func (t *Tree) Create(path string, data []byte, acl []proto.ACL, owner, zxid, now int64) *Node {
 	parentPath, name := Parent(path)
 	parent := t.Get(parentPath)
+	t.preserve(parent, true)
 	n := &Node{
 		Data: data, Czxid: zxid, Mzxid: zxid, Pzxid: zxid, Ctime: now, Mtime: now,
 		EphemeralOwner: owner, ACL: t.acls.intern(acl),
@@ -129,6 +131,7 @@ func (t *Tree) Create(path string, data []byte, acl []proto.ACL, owner, zxid, no
 func (t *Tree) Delete(path string, zxid int64) *Node {
 	parentPath, name := Parent(path)
 	parent := t.Get(parentPath)
+	t.preserve(parent, true)
 	n := parent.children[name]
 	delete(parent.children, name)
 	if len(parent.children) == 0 {
@@ -150,6 +153,8 @@ func (t *Tree) Delete(path string, zxid int64) *Node {
 func (t *Tree) Reinsert(path string, n *Node, acl []proto.ACL) {
 	parentPath, name := Parent(path)
 	parent := t.Get(parentPath)
+	t.preserve(parent, true)
+	t.preserve(n, false)
 	if parent.children == nil {
 		parent.children = make(map[string]*Node, 1)
 	}
@@ -162,12 +167,14 @@ func (t *Tree) Reinsert(path string, n *Node, acl []proto.ACL) {
 
 // SetData replaces the data of n.
 func (t *Tree) SetData(n *Node, data []byte, version int32, zxid, now int64) {
+	t.preserve(n, false)
 	t.dataSize += int64(len(data) - len(n.Data))
 	n.Data, n.Version, n.Mzxid, n.Mtime = data, version, zxid, now
 }
 
 // SetACL replaces the ACL list of n.
 func (t *Tree) SetACL(n *Node, acl []proto.ACL, aversion int32) {
+	t.preserve(n, false)
 	old := n.ACL
 	n.ACL = t.acls.intern(acl)
 	t.acls.release(old)
