@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -345,6 +346,10 @@ func (m *machine) Snapshot() (func(io.Writer) error, error) {
 			s.mu.Lock()
 			st.End()
 			s.mu.Unlock()
+			// The copies kept for the stream are garbage now; hand the
+			// memory back to the OS rather than keep the process at its
+			// peak size until the next snapshot.
+			debug.FreeOSMemory()
 		}()
 		buf := make([]byte, 0, 1<<20)
 		for {
