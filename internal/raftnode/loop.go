@@ -32,6 +32,9 @@ func (n *Node) run() {
 					n.fail(err)
 					return
 				}
+				// Entries applied while it was written may already call
+				// for the next one; do not wait for another Ready.
+				n.maybeSnapshot()
 			case <-n.stopc:
 				return
 			}
