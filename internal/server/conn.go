@@ -278,6 +278,7 @@ func (c *conn) decode(frame []byte) (*item, bool) {
 		return c.authenticate(it, r)
 	}
 	if h.Op == proto.OpCloseSession {
+		c.log.Info("session closed by client", "session", fmt.Sprintf("0x%x", c.sessionID))
 		c.closeRequested.Store(true)
 		it.close = true
 		it.entry = &fsm.Entry{Type: fsm.EntryCloseSession, Session: c.sessionID, Time: time.Now().UnixMilli()}
