@@ -1,7 +1,6 @@
 package server
 
 import (
-	"sort"
 	"strings"
 
 	"github.com/paddockhq/paddock/internal/acl"
@@ -263,11 +262,4 @@ func (s *Server) setWatches(c *conn, rel int64, data, exist, child, persistent, 
 	for _, p := range recursive {
 		s.watches.Add(p, watch.PersistentRecursive, c)
 	}
-}
-
-// sortedCopy returns a sorted copy, for stable introspection output.
-func sortedCopy(in []string) []string {
-	out := append([]string(nil), in...)
-	sort.Strings(out)
-	return out
 }
