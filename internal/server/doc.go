@@ -3,13 +3,15 @@
 // four-letter words. It drives the replicated state machine (package fsm)
 // through the raft log (package raftnode).
 //
-// Pipeline. Each connection has three goroutines: a reader that decodes
-// frames and proposes writes at once, a responder that completes requests in
-// arrival order, and a writer that drains the connection's outbound queue.
-// Writes are log entries; the responder waits for the entry to be applied.
-// Reads run on the responder, after every earlier request of the connection
-// has completed, against the applied state under the state lock — so a read
-// waits for the session's own earlier writes and for nothing else.
+// Pipeline. Each connection has two goroutines: a reader that decodes
+// frames, and a responder that completes requests in arrival order and
+// writes replies and queued watch events to the socket. Writes are log
+// entries the responder proposes; it answers them once applied. Reads run
+// after every earlier request of the connection has completed, against the
+// applied state under the state lock — so a read waits for the session's own
+// earlier writes and for nothing else; a read that arrives with nothing of
+// its connection in flight is answered by the reader itself. A write that
+// follows a read is proposed only after the read ran.
 //
 // Ordering. Apply holds the state lock while it mutates the tree and queues
 // the notifications the change fires; a read holds it while it reads,
