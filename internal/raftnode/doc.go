@@ -4,17 +4,21 @@
 //
 // # Ownership
 //
-// A Node owns the raft.Node, its MemoryStorage and the WAL. One goroutine
-// (run) owns all three and loops over raft's Ready: for each Ready it
+// A Node owns a raft.RawNode, its MemoryStorage and the WAL. One goroutine
+// (run) owns all three. It takes every proposal queued by Propose (a bounded
+// channel) and hands it to raft, then processes raft's Ready:
 //
-//  1. saves the hard state and the new entries to the WAL with one write and
-//     at most one fsync (group commit: all proposals that raft gathered while
-//     the previous fsync ran share this one),
-//  2. appends the entries to the MemoryStorage,
-//  3. hands the messages to the transport (none in standalone mode; this is
+//  1. applies the committed entries that are already durable in the WAL, in
+//     log order, to the StateMachine (so a write is answered after one fsync,
+//     not after the next batch's as well),
+//  2. saves the hard state and the new entries to the WAL with one write and
+//     at most one fsync (group commit: all proposals queued while the
+//     previous fsync ran share this one),
+//  3. appends the entries to the MemoryStorage,
+//  4. hands the messages to the transport (none in standalone mode; this is
 //     where a transport will plug in),
-//  4. applies the committed entries, in log order, to the StateMachine,
-//  5. calls Advance.
+//  5. applies any committed entries not yet durable locally (possible only
+//     with more members), then calls Advance.
 //
 // StateMachine.Apply is therefore called from that goroutine only, for every
 // committed entry with no gap, and only once the entry is durable. Entries
@@ -47,10 +51,11 @@
 // # Callers
 //
 // Propose, WaitLeader, AppliedIndex, Status, Err, Done and Close are safe for
-// concurrent use. Propose returns when raft accepted the proposal, not when
-// it is applied: the state machine learns of it through Apply, and callers
-// that need the outcome wait for it there. A cancelled context abandons the
-// wait, not the write: a proposal raft already accepted may still commit.
+// concurrent use. Propose returns once the proposal is queued, not when it
+// is applied: the state machine learns of it through Apply, and callers that
+// need the outcome wait for it there; a proposal raft refuses is reported to
+// the callback given to Propose. A cancelled context abandons the wait for
+// queue space, not the write: a queued proposal may still commit.
 //
 // If persisting fails (a WAL write or fsync error), the node stops: raft's
 // state could no longer be trusted. Done is closed and Err says why.
