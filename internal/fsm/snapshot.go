@@ -18,6 +18,12 @@ const snapshotMagic = 0x5044534d // "PDSM"
 // AppendSnapshot appends the state's serialized form to b. The caller must
 // hold the lock that excludes Apply.
 func (m *Machine) AppendSnapshot(b []byte) []byte {
+	return m.tree.AppendSnapshot(m.appendHeader(b))
+}
+
+// appendHeader appends what precedes the tree in a snapshot: magic, format,
+// applied index and the session table.
+func (m *Machine) appendHeader(b []byte) []byte {
 	b = proto.AppendInt32(b, snapshotMagic)
 	b = proto.AppendInt32(b, SnapshotFormat)
 	b = proto.AppendInt64(b, int64(m.applied))
@@ -28,7 +34,7 @@ func (m *Machine) AppendSnapshot(b []byte) []byte {
 		b = proto.AppendInt32(b, s.Timeout)
 		b = proto.AppendBuffer(b, s.Passwd)
 	}
-	return m.tree.AppendSnapshot(b)
+	return b
 }
 
 // Restore replaces the state with a snapshot produced by AppendSnapshot.
@@ -73,17 +79,7 @@ type SnapshotStream struct {
 // must hold the lock that excludes Apply, and must call End (under the same
 // lock) when done. Only one stream may be open at a time.
 func (m *Machine) BeginSnapshot() *SnapshotStream {
-	h := proto.AppendInt32(nil, snapshotMagic)
-	h = proto.AppendInt32(h, SnapshotFormat)
-	h = proto.AppendInt64(h, int64(m.applied))
-	ss := m.Sessions()
-	h = proto.AppendInt32(h, int32(len(ss)))
-	for _, s := range ss {
-		h = proto.AppendInt64(h, s.ID)
-		h = proto.AppendInt32(h, s.Timeout)
-		h = proto.AppendBuffer(h, s.Passwd)
-	}
-	return &SnapshotStream{header: h, tree: m.tree.BeginStream()}
+	return &SnapshotStream{header: m.appendHeader(nil), tree: m.tree.BeginStream()}
 }
 
 // Next appends up to max more znodes (the header first) to b and reports
