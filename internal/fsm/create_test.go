@@ -8,6 +8,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/proto"
 	"github.com/paddockhq/paddock/internal/tree"
+	"github.com/paddockhq/paddock/internal/zpath"
 )
 
 // createFixture opens sess1 and builds:
@@ -176,7 +177,7 @@ func TestCreateSuccess(t *testing.T) {
 			if tc.needsAuth {
 				auth = []proto.ID{aliceID}
 			}
-			parentPath, _ := tree.Parent(tc.path)
+			parentPath, _ := zpath.Parent(tc.path)
 			parent := h.node(parentPath)
 			parentBefore := parent.Stat()
 			res, r := h.one(sess1, auth, tc.op)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/proto"
 	"github.com/paddockhq/paddock/internal/tree"
+	"github.com/paddockhq/paddock/internal/zpath"
 )
 
 // Options are the behaviour switches that must be identical on every member.
@@ -116,7 +117,7 @@ func (m *Machine) closeSession(id int64, zxid int64, r *Result) {
 		acl := m.tree.ACL(n)
 		m.tree.Delete(p, zxid)
 		m.updateQuota(p, -1, -int64(len(n.Data)))
-		parent, _ := tree.Parent(p)
+		parent, _ := zpath.Parent(p)
 		r.Changes = append(r.Changes,
 			Change{Type: proto.EventNodeDeleted, Path: p, ACL: acl},
 			Change{Type: proto.EventNodeChildrenChanged, Path: parent, ACL: m.tree.ACL(m.tree.Get(parent))})

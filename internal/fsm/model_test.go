@@ -8,6 +8,7 @@ import (
 	"github.com/paddockhq/paddock/internal/acl"
 	"github.com/paddockhq/paddock/internal/proto"
 	"github.com/paddockhq/paddock/internal/tree"
+	"github.com/paddockhq/paddock/internal/zpath"
 )
 
 // model is a deliberately naive ZooKeeper state, written from
@@ -218,7 +219,7 @@ func (m *model) create(e *Entry, op *Op, zxid int64) (OpResult, []Change) {
 	if f == 2 || f == 3 || f == 6 {
 		path += fmt.Sprintf("%010d", parent.creations)
 	}
-	if tree.ValidatePath(path) != nil {
+	if zpath.Validate(path) != nil {
 		return failed(proto.ErrBadArguments)
 	}
 	if m.nodes[path] != nil {
@@ -295,7 +296,7 @@ func (m *model) del(e *Entry, op *Op, zxid int64) (OpResult, []Change) {
 }
 
 func (m *model) update(e *Entry, op *Op, zxid int64) (OpResult, []Change) {
-	if tree.ValidatePath(op.Path) != nil {
+	if zpath.Validate(op.Path) != nil {
 		return failed(proto.ErrBadArguments)
 	}
 	var list []proto.ACL

@@ -7,6 +7,7 @@ import (
 	"github.com/paddockhq/paddock/internal/acl"
 	"github.com/paddockhq/paddock/internal/proto"
 	"github.com/paddockhq/paddock/internal/tree"
+	"github.com/paddockhq/paddock/internal/zpath"
 )
 
 // isSpecialPath reports the paths ZooKeeper refuses to delete.
@@ -78,7 +79,7 @@ func (m *Machine) create(e *Entry, op *Op, zxid int64) (OpResult, []Change) {
 	if sequential {
 		path += fmt.Sprintf("%010d", parent.Cversion)
 	}
-	if tree.ValidatePath(path) != nil {
+	if zpath.Validate(path) != nil {
 		return fail(proto.ErrBadArguments)
 	}
 	if m.tree.Get(path) != nil {
@@ -193,7 +194,7 @@ func (m *Machine) reapable(e *Entry, n *tree.Node) bool {
 }
 
 func (m *Machine) setData(e *Entry, op *Op, zxid int64) (OpResult, []Change) {
-	if tree.ValidatePath(op.Path) != nil {
+	if zpath.Validate(op.Path) != nil {
 		return fail(proto.ErrBadArguments)
 	}
 	n := m.tree.Get(op.Path)
@@ -219,7 +220,7 @@ func (m *Machine) setData(e *Entry, op *Op, zxid int64) (OpResult, []Change) {
 }
 
 func (m *Machine) setACL(e *Entry, op *Op, _ int64) (OpResult, []Change) {
-	if tree.ValidatePath(op.Path) != nil {
+	if zpath.Validate(op.Path) != nil {
 		return fail(proto.ErrBadArguments)
 	}
 	acls, ok := acl.Fixup(op.ACL, e.Auth)
@@ -246,7 +247,7 @@ func (m *Machine) setACL(e *Entry, op *Op, _ int64) (OpResult, []Change) {
 }
 
 func (m *Machine) check(e *Entry, op *Op) (OpResult, []Change) {
-	if tree.ValidatePath(op.Path) != nil {
+	if zpath.Validate(op.Path) != nil {
 		return fail(proto.ErrBadArguments)
 	}
 	n := m.tree.Get(op.Path)

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/paddockhq/paddock/internal/tree"
+	"github.com/paddockhq/paddock/internal/zpath"
 )
 
 // Quota bookkeeping, as ZooKeeper's DataTree keeps it: a path P has a quota
@@ -24,7 +25,7 @@ func (m *Machine) quotaRoot(path string) string {
 	if q == nil || q.NumChildren() == 0 {
 		return ""
 	}
-	for p := path; p != "/" && p != ""; p, _ = tree.Parent(p) {
+	for p := path; p != "/" && p != ""; p, _ = zpath.Parent(p) {
 		if m.tree.Get(tree.QuotaPath+p+"/"+quotaLimits) != nil {
 			return p
 		}

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/paddockhq/paddock/internal/proto"
+	"github.com/paddockhq/paddock/internal/zpath"
 )
 
 // AppendSnapshot appends the tree's serialized form to b: the ACL table, then
@@ -106,7 +107,7 @@ func DecodeSnapshot(d *proto.Decoder) (*Tree, error) {
 		if t.root == nil {
 			return nil, fmt.Errorf("tree snapshot: node %q before the root", path)
 		}
-		parentPath, name := Parent(path)
+		parentPath, name := zpath.Parent(path)
 		parent := t.Get(parentPath)
 		if parent == nil || name == "" || parent.children[name] != nil {
 			return nil, fmt.Errorf("tree snapshot: node %q out of order", path)

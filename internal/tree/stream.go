@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/paddockhq/paddock/internal/proto"
+	"github.com/paddockhq/paddock/internal/zpath"
 )
 
 // Stream serialises the tree as it was when BeginStream was called, in the
@@ -115,7 +116,7 @@ func (s *Stream) Next(b []byte, max int) ([]byte, bool) {
 		}
 		name := f.names[f.next]
 		f.next++
-		b = s.visit(b, Join(f.path, name), s.kids(f.node)[name])
+		b = s.visit(b, zpath.Join(f.path, name), s.kids(f.node)[name])
 	}
 	return b, len(s.stack) == 0
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/paddockhq/paddock/internal/proto"
+	"github.com/paddockhq/paddock/internal/zpath"
 )
 
 // TestStreamIsTheStartState interleaves random changes with a snapshot
@@ -34,7 +35,7 @@ func TestStreamIsTheStartState(t *testing.T) {
 					if len(paths) > 0 && r.Intn(3) > 0 {
 						parent = paths[r.Intn(len(paths))]
 					}
-					p := Join(parent, fmt.Sprintf("n%d", r.Intn(1000)))
+					p := zpath.Join(parent, fmt.Sprintf("n%d", r.Intn(1000)))
 					if tr.Get(p) == nil && tr.Get(parent) != nil && tr.Get(parent).Kind() != Ephemeral {
 						tr.Create(p, []byte(fmt.Sprint(zxid)), acls[r.Intn(len(acls))], 0, zxid, zxid)
 						paths = append(paths, p)

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/paddockhq/paddock/internal/proto"
+	"github.com/paddockhq/paddock/internal/zpath"
 )
 
 // Reserved paths, present in every tree.
@@ -107,7 +108,7 @@ func (t *Tree) ACL(n *Node) []proto.ACL { return t.acls.get(n.ACL) }
 // Create adds a node at path. The parent must exist and the name must be free.
 // It bumps the parent's child-creation counter and pzxid as ZooKeeper does.
 func (t *Tree) Create(path string, data []byte, acl []proto.ACL, owner, zxid, now int64) *Node {
-	parentPath, name := Parent(path)
+	parentPath, name := zpath.Parent(path)
 	parent := t.Get(parentPath)
 	t.preserve(parent, true)
 	n := &Node{
@@ -129,7 +130,7 @@ func (t *Tree) Create(path string, data []byte, acl []proto.ACL, owner, zxid, no
 // Delete removes the node at path, which must exist and have no children. It
 // sets the parent's pzxid to zxid.
 func (t *Tree) Delete(path string, zxid int64) *Node {
-	parentPath, name := Parent(path)
+	parentPath, name := zpath.Parent(path)
 	parent := t.Get(parentPath)
 	t.preserve(parent, true)
 	n := parent.children[name]
@@ -151,7 +152,7 @@ func (t *Tree) Delete(path string, zxid int64) *Node {
 // to undo a delete inside a failed multi). The caller restores the parent's
 // fields.
 func (t *Tree) Reinsert(path string, n *Node, acl []proto.ACL) {
-	parentPath, name := Parent(path)
+	parentPath, name := zpath.Parent(path)
 	parent := t.Get(parentPath)
 	t.preserve(parent, true)
 	t.preserve(n, false)
@@ -276,6 +277,6 @@ func walk(path string, n *Node, fn func(string, *Node)) {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		walk(Join(path, name), n.children[name], fn)
+		walk(zpath.Join(path, name), n.children[name], fn)
 	}
 }

@@ -1,4 +1,4 @@
-package tree
+package zpath
 
 import (
 	"strings"
@@ -80,29 +80,29 @@ var validatePathCases = []struct {
 
 func TestValidatePath(t *testing.T) {
 	for _, tc := range validatePathCases {
-		err := ValidatePath(tc.path)
+		err := Validate(tc.path)
 		if tc.ok {
 			if err != nil {
-				t.Errorf("ValidatePath(%q) = %v, want ok", tc.path, err)
+				t.Errorf("Validate(%q) = %v, want ok", tc.path, err)
 			}
 			continue
 		}
 		if err == nil {
-			t.Errorf("ValidatePath(%q) = nil, want error containing %q", tc.path, tc.why)
+			t.Errorf("Validate(%q) = nil, want error containing %q", tc.path, tc.why)
 			continue
 		}
 		if !strings.Contains(err.Error(), tc.why) {
-			t.Errorf("ValidatePath(%q) = %v, want error containing %q", tc.path, err, tc.why)
+			t.Errorf("Validate(%q) = %v, want error containing %q", tc.path, err, tc.why)
 		}
 	}
 }
 
 func TestValidatePathLong(t *testing.T) {
 	long := "/" + strings.Repeat("a/", 5000) + "b"
-	if err := ValidatePath(long); err != nil {
+	if err := Validate(long); err != nil {
 		t.Fatalf("long valid path: %v", err)
 	}
-	if err := ValidatePath(long + "/."); err == nil {
+	if err := Validate(long + "/."); err == nil {
 		t.Fatal("long path ending in /. accepted")
 	}
 }

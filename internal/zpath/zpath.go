@@ -1,15 +1,18 @@
-package tree
+// Package zpath holds Apache ZooKeeper's znode path rules, shared by the
+// server's data tree and the zk client: validation (PathUtils.validatePath),
+// and splitting and joining paths. It imports only the standard library.
+package zpath
 
 import (
 	"fmt"
 	"strings"
 )
 
-// ValidatePath checks a znode path with Apache ZooKeeper's rules
+// Validate checks a znode path with Apache ZooKeeper's rules
 // (PathUtils.validatePath): absolute, no trailing slash, no empty, "." or ".."
 // components, and none of the characters ZooKeeper refuses. It returns an error
 // describing the first problem and its position.
-func ValidatePath(path string) error {
+func Validate(path string) error {
 	if path == "" {
 		return fmt.Errorf("invalid path %q: path length must be > 0", path)
 	}
