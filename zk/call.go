@@ -1,0 +1,178 @@
+package zk
+
+import (
+	"context"
+	"encoding/binary"
+	"sync"
+
+	"github.com/paddockhq/paddock/internal/proto"
+	"github.com/paddockhq/paddock/internal/zpath"
+)
+
+// call is one request from submission to completion.
+type call struct {
+	xid   int32
+	op    proto.OpCode
+	path  string // the caller's path, for errors and watch registration
+	frame []byte // the whole request frame; the xid is patched in at submit
+
+	resp proto.Response // decoded into on success; nil for replies without a body
+	err  error          // the outcome, set before done or cb
+
+	// Watch registration when the reply arrives.
+	watch   watchKind
+	watcher Watcher
+
+	// onReply runs on the reader goroutine after the outcome is known and
+	// before completion (chroot fixes, local watch removal).
+	onReply func(*call)
+
+	done chan struct{} // synchronous calls: receives once on completion
+	cb   func()        // asynchronous calls: queued for delivery on completion
+}
+
+// framePool recycles request frame buffers (the writer returns them once
+// written).
+var framePool = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }}
+
+const maxPooledFrame = 64 << 10
+
+func (c *Conn) newCall(op proto.OpCode, path string, req proto.Request, resp proto.Response) *call {
+	bp := framePool.Get().(*[]byte)
+	frame := proto.AppendRequestFrame((*bp)[:0], 0, op, req)
+	return &call{op: op, path: path, frame: frame, resp: resp}
+}
+
+func releaseFrame(b []byte) {
+	if cap(b) <= maxPooledFrame {
+		b = b[:0]
+		framePool.Put(&b)
+	}
+}
+
+// checkPath validates a caller's path before anything is sent.
+func checkPath(op proto.OpCode, path string, sequential bool) error {
+	p := path
+	if sequential {
+		p += "1" // a sequential name may end in '/', as ZooKeeper allows
+	}
+	if err := zpath.Validate(p); err != nil {
+		return &OpError{Op: op.String(), Path: path, Err: &pathError{err}}
+	}
+	return nil
+}
+
+// pathError wraps the reason a path is invalid so that it matches
+// ErrInvalidPath.
+type pathError struct{ err error }
+
+func (e *pathError) Error() string        { return "zk: " + e.err.Error() }
+func (e *pathError) Is(target error) bool { return target == ErrInvalidPath }
+func (e *pathError) Unwrap() error        { return e.err }
+
+// submit queues cl to be written. The call completes exactly once: with the
+// reply, or with an error when the connection is lost or the Conn is done.
+func (c *Conn) submit(cl *call) {
+	c.mu.Lock()
+	if err := c.refuseLocked(cl.op); err != nil {
+		c.mu.Unlock()
+		releaseFrame(cl.frame)
+		cl.frame = nil
+		c.finish(cl, err)
+		return
+	}
+	c.assignXidLocked(cl)
+	c.outq = append(c.outq, cl)
+	c.mu.Unlock()
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// refuseLocked returns the error a call gets when the Conn cannot take it.
+func (c *Conn) refuseLocked(op proto.OpCode) error {
+	switch {
+	case c.state == StateExpired:
+		return ErrSessionExpired
+	case c.state == StateAuthFailed:
+		return ErrAuthFailed
+	case c.state == StateClosed:
+		return ErrClosed
+	case c.closing && op != proto.OpCloseSession:
+		return ErrClosed
+	}
+	return nil
+}
+
+func (c *Conn) assignXidLocked(cl *call) {
+	switch cl.op {
+	case proto.OpPing:
+		cl.xid = proto.XidPing
+	case proto.OpAuth:
+		cl.xid = proto.XidAuth
+	case proto.OpSetWatches, proto.OpSetWatches2:
+		cl.xid = proto.XidSetWatches
+	default:
+		c.xid++
+		if c.xid <= 0 {
+			c.xid = 1
+		}
+		cl.xid = c.xid
+	}
+	binary.BigEndian.PutUint32(cl.frame[4:8], uint32(cl.xid))
+}
+
+// finish completes cl with err (nil: success, resp decoded). It runs the
+// reply hook, then wakes the synchronous caller or queues the callback.
+func (c *Conn) finish(cl *call, err error) {
+	if err != nil {
+		cl.err = opError(cl.op, cl.path, err)
+	}
+	if cl.onReply != nil {
+		cl.onReply(cl)
+	}
+	switch {
+	case cl.done != nil:
+		cl.done <- struct{}{}
+	case cl.cb != nil:
+		c.events.push(cl.cb)
+	}
+}
+
+// do submits cl and waits for it. Cancelling ctx abandons the wait, not the
+// request: a write may still be applied.
+func (c *Conn) do(ctx context.Context, cl *call) error {
+	_, err := c.wait(ctx, cl)
+	return err
+}
+
+// wait is do that also reports whether the call completed (false: ctx
+// ended first, and cl must not be read).
+func (c *Conn) wait(ctx context.Context, cl *call) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		releaseFrame(cl.frame)
+		return false, opError(cl.op, cl.path, err)
+	}
+	cl.done = make(chan struct{}, 1)
+	c.submit(cl)
+	select {
+	case <-cl.done:
+		return true, cl.err
+	case <-ctx.Done():
+		return false, opError(cl.op, cl.path, ctx.Err())
+	}
+}
+
+// start submits cl to complete through cb on the delivery goroutine. A done
+// ctx completes it at once with ctx's error, without sending it.
+func (c *Conn) start(ctx context.Context, cl *call, cb func()) {
+	cl.cb = cb
+	if err := ctx.Err(); err != nil {
+		releaseFrame(cl.frame)
+		cl.frame = nil
+		c.finish(cl, err)
+		return
+	}
+	c.submit(cl)
+}

@@ -1,0 +1,155 @@
+package zk
+
+import (
+	"context"
+	"math/rand/v2"
+	"net"
+	"sync"
+)
+
+// HostProvider chooses the server the Conn dials next. The Conn calls it
+// from one goroutine at a time.
+type HostProvider interface {
+	// Next returns the address to try next and whether a full round of
+	// every address has passed without a successful connection since the
+	// previous Connected (the Conn then pauses before trying again).
+	Next(ctx context.Context) (addr string, roundDone bool, err error)
+	// Connected tells the provider that a session was established with
+	// the address Next returned last.
+	Connected()
+	// Len returns the number of addresses in a round; the Conn divides
+	// the session timeout by it to get each attempt's connect timeout.
+	Len() int
+}
+
+// StaticHostProvider goes round a fixed list of addresses in an order
+// shuffled once, as ZooKeeper's StaticHostProvider does; names are resolved
+// by the dialer at each attempt.
+type StaticHostProvider struct {
+	mu    sync.Mutex
+	addrs []string
+	next  int // index of the address Next returns
+	tried int // attempts since the last Connected
+}
+
+// NewStaticHostProvider returns a provider over addrs ("host:port"),
+// shuffled.
+func NewStaticHostProvider(addrs []string) *StaticHostProvider {
+	a := append([]string(nil), addrs...)
+	rand.Shuffle(len(a), func(i, j int) { a[i], a[j] = a[j], a[i] })
+	return &StaticHostProvider{addrs: a}
+}
+
+// Next returns the next address in the shuffled order.
+func (p *StaticHostProvider) Next(context.Context) (string, bool, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	addr := p.addrs[p.next]
+	p.next = (p.next + 1) % len(p.addrs)
+	p.tried++
+	round := p.tried > len(p.addrs)
+	if round {
+		p.tried = 1
+	}
+	return addr, round, nil
+}
+
+// Connected resets the count of failed attempts.
+func (p *StaticHostProvider) Connected() {
+	p.mu.Lock()
+	p.tried = 0
+	p.mu.Unlock()
+}
+
+// Len returns the number of addresses.
+func (p *StaticHostProvider) Len() int { return len(p.addrs) }
+
+// DNSHostProvider resolves every host name into all its addresses at the
+// start of each round, so servers that move to new IP addresses, or names
+// that stand for several servers, are followed without restarting the
+// client. Each round's addresses are shuffled.
+type DNSHostProvider struct {
+	resolver *net.Resolver
+	hosts    []string // host:port as given
+
+	mu    sync.Mutex
+	round []string // addresses of the current round
+	next  int
+	tried int
+}
+
+// NewDNSHostProvider returns a provider over hosts ("name:port"); a nil
+// resolver means net.DefaultResolver.
+func NewDNSHostProvider(hosts []string, resolver *net.Resolver) *DNSHostProvider {
+	if resolver == nil {
+		resolver = net.DefaultResolver
+	}
+	return &DNSHostProvider{resolver: resolver, hosts: append([]string(nil), hosts...)}
+}
+
+// Next returns the next resolved address, resolving every name again when a
+// round is over. Names that fail to resolve are left out of the round; when
+// none resolves, Next returns the error of the last one.
+func (p *DNSHostProvider) Next(ctx context.Context) (string, bool, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.next >= len(p.round) {
+		addrs, err := p.resolve(ctx)
+		if err != nil {
+			p.tried++
+			return "", p.tried > len(p.hosts), err
+		}
+		p.round, p.next = addrs, 0
+	}
+	addr := p.round[p.next]
+	p.next++
+	p.tried++
+	round := p.tried > len(p.round)
+	if round {
+		p.tried = 1
+	}
+	return addr, round, nil
+}
+
+func (p *DNSHostProvider) resolve(ctx context.Context) ([]string, error) {
+	var out []string
+	var lastErr error
+	for _, h := range p.hosts {
+		host, port, err := net.SplitHostPort(h)
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		ips, err := p.resolver.LookupHost(ctx, host)
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		for _, ip := range ips {
+			out = append(out, net.JoinHostPort(ip, port))
+		}
+	}
+	if len(out) == 0 {
+		return nil, lastErr
+	}
+	rand.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	return out, nil
+}
+
+// Connected resets the count of failed attempts.
+func (p *DNSHostProvider) Connected() {
+	p.mu.Lock()
+	p.tried = 0
+	p.mu.Unlock()
+}
+
+// Len returns the number of addresses in the current round (the number of
+// names before the first resolution).
+func (p *DNSHostProvider) Len() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.round) > 0 {
+		return len(p.round)
+	}
+	return len(p.hosts)
+}

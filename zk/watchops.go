@@ -1,0 +1,150 @@
+package zk
+
+import (
+	"context"
+
+	"github.com/paddockhq/paddock/internal/proto"
+)
+
+// ---- addWatch ----
+
+func (c *Conn) addWatchCall(path string, w Watcher, mode AddWatchMode) (*call, error) {
+	if err := checkPath(proto.OpAddWatch, path, false); err != nil {
+		return nil, err
+	}
+	if w == nil {
+		return nil, badArgs(proto.OpAddWatch, path, "nil watcher")
+	}
+	k := watchPersistent
+	switch mode {
+	case AddWatchPersistent:
+	case AddWatchPersistentRecursive:
+		k = watchRecursive
+	default:
+		return nil, badArgs(proto.OpAddWatch, path, "unknown watch mode %d", int32(mode))
+	}
+	cl := c.newCall(proto.OpAddWatch, path, &proto.AddWatchRequest{Path: c.root.server(path), Mode: int32(mode)}, &proto.ErrorResponse{})
+	cl.watch, cl.watcher = k, w
+	return cl, nil
+}
+
+// AddWatch sets a persistent watch for w on path that stays until removed
+// (RemoveWatches with WatcherPersistent or WatcherPersistentRecursive, or
+// WatcherAny). The znode need not exist.
+func (c *Conn) AddWatch(ctx context.Context, path string, w Watcher, mode AddWatchMode) error {
+	cl, err := c.addWatchCall(path, w, mode)
+	if err != nil {
+		return err
+	}
+	return c.do(ctx, cl)
+}
+
+// AddWatchAsync is AddWatch that calls cb.
+func (c *Conn) AddWatchAsync(ctx context.Context, path string, w Watcher, mode AddWatchMode, cb func(err error)) {
+	cl, err := c.addWatchCall(path, w, mode)
+	if err != nil {
+		c.failAsync(func() { cb(err) })
+		return
+	}
+	c.start(ctx, cl, func() { cb(cl.err) })
+}
+
+// ---- removeWatches / checkWatches ----
+
+func (c *Conn) removeWatchesCall(path string, w Watcher, t WatcherType, local bool) (*call, error) {
+	op := proto.OpCheckWatches
+	if w == nil {
+		op = proto.OpRemoveWatches
+	}
+	if err := checkPath(op, path, false); err != nil {
+		return nil, err
+	}
+	if kindsOf(t) == nil {
+		return nil, badArgs(op, path, "unknown watcher type %d", int32(t))
+	}
+	c.mu.Lock()
+	has := c.watches.hasAny(path, w, t)
+	c.mu.Unlock()
+	if !has {
+		return nil, &OpError{Op: op.String(), Path: path, Err: ErrNoWatcher}
+	}
+	var req proto.Request
+	if op == proto.OpCheckWatches {
+		req = &proto.CheckWatchesRequest{Path: c.root.server(path), Type: proto.WatcherType(t)}
+	} else {
+		req = &proto.RemoveWatchesRequest{Path: c.root.server(path), Type: proto.WatcherType(t)}
+	}
+	cl := c.newCall(op, path, req, nil)
+	cl.onReply = func(cl *call) {
+		if cl.err != nil && !(local && ErrorCode(cl.err) == ErrConnectionLoss.code) {
+			return
+		}
+		cl.err = nil
+		c.mu.Lock()
+		gone := c.watches.remove(path, w, t)
+		c.mu.Unlock()
+		for _, r := range gone {
+			ev := Event{Type: r.t, State: StateSyncConnected, Path: path, Zxid: -1}
+			c.events.push(func() { r.w.Process(ev) })
+		}
+	}
+	return cl, nil
+}
+
+// RemoveWatches removes watcher w's watches of type t on path; a nil w
+// removes every watcher's. Each removed watcher gets an event of type
+// EventDataWatchRemoved, EventChildWatchRemoved or
+// EventPersistentWatchRemoved. It fails with ErrNoWatcher when no such watch
+// is registered here. With local, the watches are removed on this side even
+// when the server cannot be reached.
+//
+// Removing one watcher among several only checks the server's watch
+// (checkWatches); the server's watch goes when no watcher of this client
+// needs it (removeWatches), as in ZooKeeper's Java client.
+func (c *Conn) RemoveWatches(ctx context.Context, path string, w Watcher, t WatcherType, local bool) error {
+	cl, err := c.removeWatchesCall(path, w, t, local)
+	if err != nil {
+		return err
+	}
+	return c.do(ctx, cl)
+}
+
+// RemoveWatchesAsync is RemoveWatches that calls cb.
+func (c *Conn) RemoveWatchesAsync(ctx context.Context, path string, w Watcher, t WatcherType, local bool, cb func(err error)) {
+	cl, err := c.removeWatchesCall(path, w, t, local)
+	if err != nil {
+		c.failAsync(func() { cb(err) })
+		return
+	}
+	c.start(ctx, cl, func() { cb(cl.err) })
+}
+
+func (c *Conn) checkWatchesCall(path string, t WatcherType) (*call, error) {
+	if err := checkPath(proto.OpCheckWatches, path, false); err != nil {
+		return nil, err
+	}
+	if kindsOf(t) == nil {
+		return nil, badArgs(proto.OpCheckWatches, path, "unknown watcher type %d", int32(t))
+	}
+	return c.newCall(proto.OpCheckWatches, path, &proto.CheckWatchesRequest{Path: c.root.server(path), Type: proto.WatcherType(t)}, nil), nil
+}
+
+// CheckWatches asks the server whether it holds a watch of type t on path
+// for this session; it returns ErrNoWatcher if not. Nothing is removed.
+func (c *Conn) CheckWatches(ctx context.Context, path string, t WatcherType) error {
+	cl, err := c.checkWatchesCall(path, t)
+	if err != nil {
+		return err
+	}
+	return c.do(ctx, cl)
+}
+
+// CheckWatchesAsync is CheckWatches that calls cb.
+func (c *Conn) CheckWatchesAsync(ctx context.Context, path string, t WatcherType, cb func(err error)) {
+	cl, err := c.checkWatchesCall(path, t)
+	if err != nil {
+		c.failAsync(func() { cb(err) })
+		return
+	}
+	c.start(ctx, cl, func() { cb(cl.err) })
+}
