@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/paddockhq/paddock/internal/proto"
 )
@@ -132,12 +133,7 @@ type OpError struct {
 
 // Error returns "zk: <op> <path>: <cause>".
 func (e *OpError) Error() string {
-	msg := e.Err.Error()
-	if ze, ok := e.Err.(*Error); ok {
-		msg = ze.msg
-	} else if len(msg) > 4 && msg[:4] == "zk: " {
-		msg = msg[4:]
-	}
+	msg := bareMessage(e.Err)
 	if e.Path == "" {
 		return "zk: " + e.Op + ": " + msg
 	}
@@ -166,7 +162,12 @@ type MultiError struct {
 
 // Error says which operation failed and why.
 func (e *MultiError) Error() string {
-	return fmt.Sprintf("op %d (%s %s): %s", e.Index, e.Op, e.Path, e.Err)
+	return fmt.Sprintf("op %d (%s %s): %s", e.Index, e.Op, e.Path, bareMessage(e.Err))
+}
+
+// bareMessage returns err's text without a leading "zk: ".
+func bareMessage(err error) string {
+	return strings.TrimPrefix(err.Error(), "zk: ")
 }
 
 // Unwrap returns the cause.

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/paddockhq/paddock/internal/proto"
 )
 
 // Retry calls fn until it returns nil or an error other than
@@ -50,7 +52,7 @@ const ProtectedPrefix = "_c_"
 func (c *Conn) CreateProtected(ctx context.Context, path string, data []byte, acl []ACL, mode CreateMode) (string, error) {
 	i := strings.LastIndexByte(path, '/')
 	if i < 0 {
-		return "", checkPath(0, path, mode.IsSequential())
+		return "", checkPath(proto.OpCreate, path, mode.IsSequential())
 	}
 	parent, name := path[:i], path[i+1:]
 	guid, err := newGUID()

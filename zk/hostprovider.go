@@ -7,8 +7,10 @@ import (
 	"sync"
 )
 
-// HostProvider chooses the server the Conn dials next. The Conn calls it
-// from one goroutine at a time.
+// HostProvider chooses the server the Conn dials next. Its methods may be
+// called from two goroutines at once (the connection loop, and the search
+// for a read-write server while connected read-only), so an implementation
+// must be safe for concurrent use.
 type HostProvider interface {
 	// Next returns the address to try next and whether a full round of
 	// every address has passed without a successful connection since the
