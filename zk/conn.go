@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/paddockhq/paddock/internal/proto"
@@ -43,7 +44,7 @@ type Conn struct {
 	watches   registry
 	server    string // address of the current connection
 	prefer    string // a read-write server found while read-only
-	lastHeard time.Time
+	lastHeard atomic.Int64 // unix nanoseconds of the last frame read
 	seenRW    bool  // a read-write server accepted the session
 	authFail  bool  // the server refused credentials
 	lastErr   error // why the last attempt or connection failed
@@ -190,7 +191,10 @@ func (c *Conn) loop() {
 	defer close(c.done)
 	backoff := 50 * time.Millisecond
 	for {
-		if c.stopping() {
+		if c.isClosing() {
+			// Close asked the server to end the session: do not come
+			// back, wait for Close to finish.
+			<-c.closeCh
 			c.end(StateClosed, ErrClosed)
 			return
 		}
@@ -236,6 +240,12 @@ func (c *Conn) loop() {
 	}
 }
 
+func (c *Conn) isClosing() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closing
+}
+
 func (c *Conn) stopping() bool {
 	select {
 	case <-c.closeCh:
@@ -250,7 +260,8 @@ func (c *Conn) stopping() bool {
 func (c *Conn) expiredLocally() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.sessionID != 0 && !c.lastHeard.IsZero() && time.Since(c.lastHeard) >= c.timeout
+	heard := c.lastHeard.Load()
+	return c.sessionID != 0 && heard != 0 && time.Since(time.Unix(0, heard)) >= c.timeout
 }
 
 func (c *Conn) authFailed() bool {

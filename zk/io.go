@@ -97,7 +97,7 @@ func (c *Conn) serve(nc net.Conn, addr string, resp *proto.ConnectResponse) {
 	c.timeout = time.Duration(resp.TimeOut) * time.Millisecond
 	c.seenRW = c.seenRW || !resp.ReadOnly
 	c.server = addr
-	c.lastHeard = time.Now()
+	c.lastHeard.Store(time.Now().UnixNano())
 	c.state = st
 	// Credentials, then watch re-registration, go ahead of the calls that
 	// waited for the connection.
@@ -120,6 +120,10 @@ func (c *Conn) serve(nc net.Conn, addr string, resp *proto.ConnectResponse) {
 	watchers := c.stateWatchersLocked()
 	timeout := c.timeout
 	c.mu.Unlock()
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
 
 	c.log.Info("zk: connected", "server", addr, "session", fmt.Sprintf("0x%x", resp.SessionID),
 		"timeout", timeout, "readOnly", resp.ReadOnly, "new", newSession)

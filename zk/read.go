@@ -56,10 +56,7 @@ func (c *Conn) read(nc net.Conn, readTimeout time.Duration) error {
 }
 
 func (c *Conn) heard() {
-	now := time.Now()
-	c.mu.Lock()
-	c.lastHeard = now
-	c.mu.Unlock()
+	c.lastHeard.Store(time.Now().UnixNano())
 }
 
 // notify dispatches a watch event to the watchers it fires.

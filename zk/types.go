@@ -82,10 +82,9 @@ var (
 	CreatorACL = AuthACL(PermAll)
 )
 
+// aclsToProto converts an ACL for the wire; nil becomes an empty list, as
+// the Java client never sends a null one.
 func aclsToProto(acl []ACL) []proto.ACL {
-	if acl == nil {
-		return nil
-	}
 	out := make([]proto.ACL, len(acl))
 	for i, a := range acl {
 		out[i] = proto.ACL{Perms: a.Perms, ID: proto.ID{Scheme: a.ID.Scheme, ID: a.ID.ID}}
