@@ -4,7 +4,7 @@
 #   make test   install what the tests need (if missing) and run every test
 
 GO       ?= go
-APT_PKGS := zookeeper zookeeper-bin python3-kazoo python3-pytest
+APT_PKGS := zookeeper zookeeper-bin python3-kazoo python3-pytest gcc libc6-dev
 BIN      := bin/paddock
 
 .PHONY: all build run test deps test-go fuzz vet clean bench
@@ -18,7 +18,8 @@ run: build
 	./$(BIN) server
 
 # deps installs the Debian packages the compatibility tests run against
-# (Apache ZooKeeper 3.8, its C client tools, kazoo and pytest) when missing.
+# (Apache ZooKeeper 3.8, its C client tools, kazoo and pytest), and the C
+# toolchain the race detector needs, when missing.
 deps:
 	@missing=""; for p in $(APT_PKGS); do \
 		dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; \
@@ -40,8 +41,11 @@ test: deps vet test-go fuzz
 # The packages under test/ start real servers and clients (Apache ZooKeeper,
 # kazoo's suite, zkCli.sh); they run one at a time after the others so their
 # timing is not squeezed by parallel compiles and tests on a small machine.
+# The Go client runs under the race detector only: its tests drive
+# concurrent callers, the reader, the writer and delivery at once.
 test-go:
-	$(GO) test -count=1 -timeout 20m $$($(GO) list ./... | grep -v /test/)
+	$(GO) test -count=1 -timeout 20m $$($(GO) list ./... | grep -v /test/ | grep -Ev '/zk(/|$$)')
+	$(GO) test -race -count=1 -timeout 20m ./zk/...
 	$(GO) test -count=1 -timeout 30m -p 1 ./test/...
 
 FUZZTIME ?= 10s

@@ -137,6 +137,15 @@ func (c *Conn) serve(nc net.Conn, addr string, resp *proto.ConnectResponse) {
 		readErr = c.read(nc, readTimeout)
 		close(readerDone)
 	}()
+	go func() {
+		// Close must not wait for a write stuck on a server that reads
+		// nothing.
+		select {
+		case <-c.closeCh:
+			nc.Close()
+		case <-readerDone:
+		}
+	}()
 
 	err := c.write(nc, readTimeout, readerDone, st == StateConnectedReadOnly)
 	nc.Close()
