@@ -262,10 +262,11 @@ func (r *registry) remove(path string, w Watcher, t WatcherType) []removed {
 const setWatchesMaxBytes = 128 * 1024
 
 // setWatches builds the requests that re-register every watch after a
-// reconnect: setWatches2 when persistent watches exist, setWatches
-// otherwise, each holding at most setWatchesMaxBytes of path bytes.
+// reconnect, batched as ZooKeeper's client batches them: paths taken in the
+// order data, exist, child, persistent, persistent-recursive, at most
+// setWatchesMaxBytes of path bytes per request, each request a setWatches2
+// if it holds persistent watches and a setWatches otherwise.
 func (r *registry) setWatches(relZxid int64, root chroot) []proto.Request {
-	persistent := len(r.kinds[watchPersistent]) > 0 || len(r.kinds[watchRecursive]) > 0
 	var out []proto.Request
 	var cur proto.SetWatches2
 	size := 0
@@ -276,7 +277,7 @@ func (r *registry) setWatches(relZxid int64, root chroot) []proto.Request {
 		// Empty lists, never null: ZooKeeper's server reads a null
 		// vector as a null list and fails on it.
 		data, exist, child := nonNil(cur.DataWatches), nonNil(cur.ExistWatches), nonNil(cur.ChildWatches)
-		if persistent {
+		if len(cur.PersistentWatches) > 0 || len(cur.PersistentRecursiveWatches) > 0 {
 			out = append(out, &proto.SetWatches2{
 				RelativeZxid: relZxid, DataWatches: data, ExistWatches: exist, ChildWatches: child,
 				PersistentWatches:          nonNil(cur.PersistentWatches),
