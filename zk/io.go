@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime"
 	"time"
 
 	"github.com/paddockhq/paddock/internal/proto"
@@ -29,6 +30,11 @@ func (c *Conn) handshake(addr string) (net.Conn, *proto.ConnectResponse, error) 
 	if err != nil {
 		return nil, nil, err
 	}
+	// Close ends the exchange below too, not only the dial: a server that
+	// accepts and never answers must not hold Close up.
+	raw := nc
+	stop := context.AfterFunc(ctx, func() { raw.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
 	if c.cfg.tls != nil {
 		cfg := c.cfg.tls
 		if cfg.ServerName == "" {
@@ -76,6 +82,10 @@ func (c *Conn) handshake(addr string) (net.Conn, *proto.ConnectResponse, error) 
 	if err := proto.Unmarshal(frame, &resp); err != nil {
 		nc.Close()
 		return nil, nil, fmt.Errorf("decoding the connect response: %w", err)
+	}
+	if !stop() { // the attempt ended as the answer came
+		nc.Close()
+		return nil, nil, ctx.Err()
 	}
 	nc.SetDeadline(time.Time{})
 	return nc, &resp, nil
@@ -156,7 +166,9 @@ func (c *Conn) serve(nc net.Conn, addr string, resp *proto.ConnectResponse) {
 
 	c.mu.Lock()
 	c.lastErr = fmt.Errorf("%s: %w", addr, err)
-	final := c.closing
+	// Closing or refused credentials end the session: no Disconnected
+	// event before the final one, as in ZooKeeper's client.
+	final := c.closing || c.authFail
 	c.state = StateDisconnected
 	calls := c.takeCallsLocked()
 	watchers = c.stateWatchersLocked()
@@ -197,6 +209,7 @@ func (c *Conn) write(nc net.Conn, readTimeout time.Duration, readerDone <-chan s
 		probeC = probeTimer.C
 	}
 	var batch []*call
+	var frames []pooledFrame
 	for {
 		select {
 		case <-readerDone:
@@ -225,9 +238,13 @@ func (c *Conn) write(nc net.Conn, readTimeout time.Duration, readerDone <-chan s
 			continue
 		case <-c.wake:
 		}
+		// Let callers that are ready to run (woken by replies the reader
+		// just completed) queue their next calls, so that one write
+		// carries them all: a write is the costliest part of a call.
+		runtime.Gosched()
 		c.mu.Lock()
 		batch, c.outq = c.outq, batch[:0]
-		for _, cl := range batch {
+		for i, cl := range batch {
 			switch cl.op {
 			case proto.OpPing:
 			case proto.OpAuth:
@@ -235,16 +252,20 @@ func (c *Conn) write(nc net.Conn, readTimeout time.Duration, readerDone <-chan s
 			default:
 				c.pending = append(c.pending, cl)
 			}
-		}
-		c.mu.Unlock()
-		for i, cl := range batch {
-			if _, err := bw.Write(cl.frame); err != nil {
-				return err
-			}
-			releaseFrame(cl.frame)
-			cl.frame = nil
+			// Take the frames now: once a call is pending its reply
+			// may complete it, and a completed call is recycled.
+			frames = append(frames, cl.takeFrame())
 			batch[i] = nil
 		}
+		c.mu.Unlock()
+		for i, f := range frames {
+			if _, err := bw.Write(f.b); err != nil {
+				return err
+			}
+			f.release()
+			frames[i] = pooledFrame{}
+		}
+		frames = frames[:0]
 		if err := bw.Flush(); err != nil {
 			return err
 		}

@@ -147,11 +147,21 @@ func (c *Conn) authCall(scheme string, auth []byte) *call {
 // The credentials are sent again on every reconnection. A refusal ends the
 // session in StateAuthFailed, as in ZooKeeper.
 func (c *Conn) AddAuth(ctx context.Context, scheme string, auth []byte) error {
+	// A done ctx sends nothing: the credentials are not kept for
+	// reconnections either.
+	if err := ctx.Err(); err != nil {
+		return opError(proto.OpAuth, "", err)
+	}
 	return c.do(ctx, c.authCall(scheme, auth))
 }
 
 // AddAuthAsync is AddAuth that calls cb.
 func (c *Conn) AddAuthAsync(ctx context.Context, scheme string, auth []byte, cb func(err error)) {
+	if err := ctx.Err(); err != nil {
+		err = opError(proto.OpAuth, "", err)
+		c.failAsync(func() { cb(err) })
+		return
+	}
 	cl := c.authCall(scheme, auth)
 	c.start(ctx, cl, func() { cb(cl.err) })
 }

@@ -98,9 +98,12 @@ func (c *Conn) removeWatchesCall(path string, w Watcher, t WatcherType, local bo
 // is registered here. With local, the watches are removed on this side even
 // when the server cannot be reached.
 //
-// Removing one watcher among several only checks the server's watch
-// (checkWatches); the server's watch goes when no watcher of this client
-// needs it (removeWatches), as in ZooKeeper's Java client.
+// As in ZooKeeper's Java client, removing one watcher (w not nil) only asks
+// the server to check that the watch exists (checkWatches) and keeps the
+// server's watch, whose later events then reach no watcher here if none is
+// left; removing all of them (w nil) removes the server's watch too
+// (removeWatches). A watch still being set by a call in flight is therefore
+// never lost.
 func (c *Conn) RemoveWatches(ctx context.Context, path string, w Watcher, t WatcherType, local bool) error {
 	cl, err := c.removeWatchesCall(path, w, t, local)
 	if err != nil {
