@@ -9,7 +9,10 @@ go 1.26.8
 //     subcommands and flags (cmd/paddock).
 //   - github.com/go-zookeeper/zk: tests only — a real third-party ZooKeeper
 //     client for compatibility tests and the side-by-side benchmark.
+//   - github.com/HdrHistogram/hdrhistogram-go: latency histograms (bounded
+//     memory, 0.1% precision percentiles) for "paddock bench" (internal/bench).
 require (
+	github.com/HdrHistogram/hdrhistogram-go v1.4.0
 	github.com/go-zookeeper/zk v1.0.4
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.9

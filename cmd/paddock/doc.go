@@ -4,6 +4,7 @@
 //	paddock server [--config zoo.cfg] [--port N] [--address A] [--data-dir D]
 //	               [--log-format text|json] [--log-level debug|info|warn|error]
 //	paddock version [--json]
+//	paddock bench --servers h1:p1,h2:p2 --workload get|set|... [--duration 10s] [--json]
 //
 // "paddock server" reads Paddock's defaults, then the zoo.cfg given with
 // --config, then the flags (a flag wins over the file; each flag stands for a
@@ -11,6 +12,10 @@
 // dataDir, --log-format paddock.log.format, --log-level paddock.log.level).
 // It logs to stderr and serves until SIGINT or SIGTERM, then shuts down
 // cleanly; a second signal kills it at once.
+//
+// "paddock bench" is a load generator for any ZooKeeper-protocol server,
+// built on the zk client (internal/bench; docs/bench.md lists its flags,
+// workloads and output).
 //
 // Flags may also be written Go-style with one dash (-json, -port 2181).
 //

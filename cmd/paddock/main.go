@@ -69,5 +69,6 @@ func newRootCmd() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newServerCmd(), newVersionCmd())
+	root.AddCommand(newBenchCmd())
 	return root
 }

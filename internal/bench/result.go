@@ -1,0 +1,163 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"text/tabwriter"
+)
+
+// Result is what a run measured. Its JSON form is the --json output.
+type Result struct {
+	Workload  string   `json:"workload"`
+	Servers   string   `json:"servers"`
+	Sessions  int      `json:"sessions"`
+	Inflight  int      `json:"inflight"`
+	ValueSize int      `json:"value_size"`
+	Keys      int      `json:"keys,omitempty"`       // workloads that use keys
+	ReadRatio *float64 `json:"read_ratio,omitempty"` // mixed
+	MultiOps  int      `json:"multi_ops,omitempty"`  // multi
+	Watchers  int      `json:"watchers,omitempty"`   // watch-fanout
+	Znodes    int64    `json:"znodes,omitempty"`     // populate
+
+	WarmupS   float64 `json:"warmup_s"`
+	DurationS float64 `json:"duration_s"` // the measured window, until the last call completed
+	Ops       int64   `json:"ops"`
+	OpsPerS   float64 `json:"ops_per_s"`
+	Errors    int64   `json:"errors"`
+	// ErrorCounts counts the errors of the measured window by cause
+	// ("zk: connection loss", ...).
+	ErrorCounts  map[string]int64 `json:"error_counts,omitempty"`
+	WarmupErrors int64            `json:"warmup_errors,omitempty"`
+
+	// Latency is from each call to its callback (sessions: a whole
+	// connect-and-close cycle; watch-fanout: the write).
+	Latency Percentiles `json:"latency_us"`
+	// FanoutLatency (watch-fanout) is, per round, the time from the write
+	// until the last of the watchers was notified; NotifyLatency the time
+	// until each single notification.
+	FanoutLatency *Percentiles `json:"fanout_latency_us,omitempty"`
+	NotifyLatency *Percentiles `json:"notify_latency_us,omitempty"`
+
+	// Server process figures, with --server-pid: CPU time over the measured
+	// window per op (all processes together), RSS at its end (summed).
+	ServerCPUUsPerOp *float64     `json:"server_cpu_us_per_op,omitempty"`
+	ServerRSSBytes   *int64       `json:"server_rss_bytes,omitempty"`
+	ServerProcs      []ServerProc `json:"server_procs,omitempty"`
+
+	// Root is the run's znode; Kept says it was left in place.
+	Root          string `json:"root"`
+	Kept          bool   `json:"kept"`
+	CleanupErrors int64  `json:"cleanup_errors"`
+	// Interrupted says the run was cancelled before its end.
+	Interrupted bool `json:"interrupted,omitempty"`
+}
+
+// ServerProc is one server process's share of the figures.
+type ServerProc struct {
+	PID      int     `json:"pid"`
+	CPUUs    float64 `json:"cpu_us"`
+	RSSBytes int64   `json:"rss_bytes"`
+}
+
+// WriteJSON writes r as one line of JSON.
+func (r *Result) WriteJSON(w io.Writer) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// WriteTable writes r for a person to read: the settings and counts, the
+// latency percentiles, then the server figures and the root.
+func (r *Result) WriteTable(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	row := func(k, format string, args ...any) {
+		fmt.Fprintf(tw, "%s\t"+format+"\n", append([]any{k}, args...)...)
+	}
+	section := func() {
+		tw.Flush()
+		fmt.Fprintln(w)
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	}
+
+	row("workload", "%s", r.Workload)
+	row("servers", "%s", r.Servers)
+	switch r.Workload {
+	case WorkloadWatchFanout:
+		row("watchers", "%d (+1 writer)", r.Watchers)
+	case WorkloadSessions:
+		row("sessions", "%d concurrent", r.Sessions)
+	default:
+		row("sessions", "%d x %d in flight", r.Sessions, r.Inflight)
+	}
+	if r.ReadRatio != nil {
+		row("read ratio", "%.2f", *r.ReadRatio)
+	}
+	if r.MultiOps > 0 {
+		row("ops per multi", "%d", r.MultiOps)
+	}
+	if r.Znodes > 0 {
+		row("znodes", "%d", r.Znodes)
+	}
+	row("value size", "%d B", r.ValueSize)
+	row("duration", "%.2f s (warm-up %.2f s)", r.DurationS, r.WarmupS)
+	row("ops", "%d", r.Ops)
+	row("ops/s", "%.0f", r.OpsPerS)
+	row("errors", "%d", r.Errors)
+	for _, k := range slices.Sorted(maps.Keys(r.ErrorCounts)) {
+		row("", "%d %s", r.ErrorCounts[k], k)
+	}
+	if r.WarmupErrors > 0 {
+		row("warm-up errors", "%d", r.WarmupErrors)
+	}
+
+	section()
+	fmt.Fprintln(tw, "latency µs\tp50\tp90\tp99\tp99.9\tmax\tmean")
+	pct := func(name string, p Percentiles) {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%.0f\n", name, p.P50, p.P90, p.P99, p.P999, p.Max, p.Mean)
+	}
+	name := "call"
+	switch r.Workload {
+	case WorkloadWatchFanout:
+		name = "write"
+	case WorkloadSessions:
+		name = "connect+close"
+	}
+	pct(name, r.Latency)
+	if r.FanoutLatency != nil {
+		pct("all notified", *r.FanoutLatency)
+	}
+	if r.NotifyLatency != nil {
+		pct("each notified", *r.NotifyLatency)
+	}
+
+	section()
+	if r.ServerCPUUsPerOp != nil {
+		row("server CPU", "%.1f µs/op", *r.ServerCPUUsPerOp)
+	}
+	if r.ServerRSSBytes != nil {
+		row("server RSS", "%.1f MiB", float64(*r.ServerRSSBytes)/(1<<20))
+	}
+	if len(r.ServerProcs) > 1 {
+		for _, p := range r.ServerProcs {
+			row("", "pid %d: %.0f µs CPU, %.1f MiB RSS", p.PID, p.CPUUs, float64(p.RSSBytes)/(1<<20))
+		}
+	}
+	if r.Kept {
+		row("root", "%s (kept)", r.Root)
+	} else {
+		row("root", "%s (deleted)", r.Root)
+	}
+	if r.CleanupErrors > 0 {
+		row("cleanup errors", "%d", r.CleanupErrors)
+	}
+	if r.Interrupted {
+		row("interrupted", "yes: the figures cover the run until then")
+	}
+	return tw.Flush()
+}
