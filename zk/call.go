@@ -13,8 +13,9 @@ import (
 type call struct {
 	xid   int32
 	op    proto.OpCode
-	path  string // the caller's path, for errors and watch registration
-	frame []byte // the whole request frame; the xid is patched in at submit
+	path  string  // the caller's path, for errors and watch registration
+	frame []byte  // the whole request frame; the xid is patched in at submit
+	fbuf  *[]byte // framePool's buffer frame was built in
 
 	resp proto.Response // decoded into on success; nil for replies without a body
 	err  error          // the outcome, set before done or cb
@@ -29,7 +30,15 @@ type call struct {
 
 	done chan struct{} // synchronous calls: receives once on completion
 	cb   func()        // asynchronous calls: queued for delivery on completion
+
+	ch chan struct{} // done's channel, kept when the call is recycled
 }
+
+// callPool recycles the calls of synchronous requests that completed
+// normally, with their (then empty) done channel. A call whose caller
+// stopped waiting (ctx ended) is never recycled: the reader may still
+// complete it.
+var callPool = sync.Pool{New: func() any { return new(call) }}
 
 // framePool recycles request frame buffers (the writer returns them once
 // written).
@@ -38,11 +47,49 @@ var framePool = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b
 const maxPooledFrame = 64 << 10
 
 func (c *Conn) newCall(op proto.OpCode, path string, req proto.Request, resp proto.Response) *call {
-	bp := framePool.Get().(*[]byte)
-	frame := proto.AppendRequestFrame((*bp)[:0], 0, op, req)
-	return &call{op: op, path: path, frame: frame, resp: resp}
+	cl := callPool.Get().(*call)
+	cl.op, cl.path, cl.resp = op, path, resp
+	cl.fbuf = framePool.Get().(*[]byte)
+	cl.frame = proto.AppendRequestFrame((*cl.fbuf)[:0], 0, op, req)
+	return cl
 }
 
+// recycle puts a completed synchronous call back in callPool. Nothing may
+// refer to cl afterwards: the reader and writer are done with it once its
+// completion was received from done.
+func recycle(cl *call) {
+	*cl = call{ch: cl.ch}
+	callPool.Put(cl)
+}
+
+// pooledFrame is a request frame and the framePool buffer it was built in
+// (nil when unknown).
+type pooledFrame struct {
+	b   []byte
+	buf *[]byte
+}
+
+// takeFrame removes cl's frame from it, for the writer.
+func (cl *call) takeFrame() pooledFrame {
+	f := pooledFrame{cl.frame, cl.fbuf}
+	cl.frame, cl.fbuf = nil, nil
+	return f
+}
+
+// release returns f's buffer to framePool.
+func (f pooledFrame) release() {
+	if f.buf == nil {
+		releaseFrame(f.b)
+		return
+	}
+	if cap(f.b) <= maxPooledFrame {
+		*f.buf = f.b[:0]
+		framePool.Put(f.buf)
+	}
+}
+
+// releaseFrame returns a frame buffer to framePool when its pool pointer
+// is not at hand.
 func releaseFrame(b []byte) {
 	if cap(b) <= maxPooledFrame {
 		b = b[:0]
@@ -76,8 +123,7 @@ func (c *Conn) submit(cl *call) {
 	c.mu.Lock()
 	if err := c.refuseLocked(cl.op); err != nil {
 		c.mu.Unlock()
-		releaseFrame(cl.frame)
-		cl.frame = nil
+		cl.takeFrame().release()
 		c.finish(cl, err)
 		return
 	}
@@ -148,17 +194,23 @@ func (c *Conn) do(ctx context.Context, cl *call) error {
 }
 
 // wait is do that also reports whether the call completed (false: ctx
-// ended first, and cl must not be read).
+// ended first). Either way cl must not be used afterwards: a completed call
+// is recycled.
 func (c *Conn) wait(ctx context.Context, cl *call) (bool, error) {
 	if err := ctx.Err(); err != nil {
-		releaseFrame(cl.frame)
+		cl.takeFrame().release()
 		return false, opError(cl.op, cl.path, err)
 	}
-	cl.done = make(chan struct{}, 1)
+	if cl.ch == nil {
+		cl.ch = make(chan struct{}, 1)
+	}
+	cl.done = cl.ch
 	c.submit(cl)
 	select {
 	case <-cl.done:
-		return true, cl.err
+		err := cl.err
+		recycle(cl)
+		return true, err
 	case <-ctx.Done():
 		return false, opError(cl.op, cl.path, ctx.Err())
 	}
@@ -169,8 +221,7 @@ func (c *Conn) wait(ctx context.Context, cl *call) (bool, error) {
 func (c *Conn) start(ctx context.Context, cl *call, cb func()) {
 	cl.cb = cb
 	if err := ctx.Err(); err != nil {
-		releaseFrame(cl.frame)
-		cl.frame = nil
+		cl.takeFrame().release()
 		c.finish(cl, err)
 		return
 	}

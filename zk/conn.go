@@ -42,12 +42,12 @@ type Conn struct {
 	authq     []*call // auth packets written, waiting for their reply
 	auth      []authInfo
 	watches   registry
-	server    string // address of the current connection
-	prefer    string // a read-write server found while read-only
+	server    string       // address of the current connection
+	prefer    string       // a read-write server found while read-only
 	lastHeard atomic.Int64 // unix nanoseconds of the last frame read
-	seenRW    bool  // a read-write server accepted the session
-	authFail  bool  // the server refused credentials
-	lastErr   error // why the last attempt or connection failed
+	seenRW    bool         // a read-write server accepted the session
+	authFail  bool         // the server refused credentials
+	lastErr   error        // why the last attempt or connection failed
 }
 
 // Connect starts a session with the ensemble named by connectString
@@ -315,6 +315,7 @@ func (c *Conn) failAttempt(err error) {
 func (c *Conn) end(st State, err error) {
 	c.mu.Lock()
 	c.state = st
+	c.lastErr = err // what Connect reports when the session never started
 	calls := c.takeCallsLocked()
 	watchers := c.stateWatchersLocked()
 	c.watches.clear()

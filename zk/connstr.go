@@ -36,7 +36,7 @@ func ParseConnectString(s string) (hosts []string, chroot string, err error) {
 		if err != nil {
 			// No port: "host" or "[v6]" or a bare IPv6 address.
 			host, port = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]"), DefaultPort
-			if strings.ContainsAny(host, "[]") {
+			if strings.ContainsAny(host, "[]") || strings.HasPrefix(h, "[") != strings.HasSuffix(h, "]") {
 				return nil, "", fmt.Errorf("%w %q: host %q", ErrBadConnectString, s, h)
 			}
 		}

@@ -15,6 +15,7 @@ import (
 func (c *Conn) read(nc net.Conn, readTimeout time.Duration) error {
 	br := bufio.NewReaderSize(nc, 64<<10)
 	buf := make([]byte, 0, 4096)
+	dec := new(proto.Decoder) // reused for every reply body
 	for {
 		if br.Buffered() == 0 {
 			// The next read reaches the socket: the server must say
@@ -23,7 +24,15 @@ func (c *Conn) read(nc net.Conn, readTimeout time.Duration) error {
 				return err
 			}
 		}
-		frame, err := proto.ReadFrame(br, buf, c.cfg.maxBufferSize)
+		// The length prefix is peeked from br rather than read into an
+		// array through io.Reader, which would allocate for every frame.
+		prefix, err := br.Peek(4)
+		if err != nil {
+			return err
+		}
+		hdr4 := [4]byte(prefix)
+		br.Discard(4)
+		frame, err := proto.ReadFramePayload(br, hdr4, buf, c.cfg.maxBufferSize)
 		if err != nil {
 			return err
 		}
@@ -47,7 +56,7 @@ func (c *Conn) read(nc net.Conn, readTimeout time.Duration) error {
 		case proto.XidAuth:
 			err = c.authReply(hdr)
 		default:
-			err = c.reply(hdr, body)
+			err = c.reply(hdr, body, dec)
 		}
 		if err != nil {
 			return err
@@ -101,7 +110,7 @@ func (c *Conn) authReply(hdr proto.ReplyHeader) error {
 
 // reply completes the oldest pending call with the reply: the server
 // answers a session's requests in order.
-func (c *Conn) reply(hdr proto.ReplyHeader, body []byte) error {
+func (c *Conn) reply(hdr proto.ReplyHeader, body []byte, dec *proto.Decoder) error {
 	c.mu.Lock()
 	if len(c.pending) == 0 {
 		c.mu.Unlock()
@@ -113,7 +122,13 @@ func (c *Conn) reply(hdr proto.ReplyHeader, body []byte) error {
 		return fmt.Errorf("reply with xid %d while xid %d (%s) waits", hdr.Xid, cl.xid, cl.op)
 	}
 	c.pending[0] = nil
-	c.pending = c.pending[1:]
+	if len(c.pending) == 1 {
+		// Empty: keep the slot, or every call of a caller that waits
+		// for each reply would allocate a new queue.
+		c.pending = c.pending[:0]
+	} else {
+		c.pending = c.pending[1:]
+	}
 	if hdr.Zxid > 0 {
 		c.lastZxid = hdr.Zxid
 	}
@@ -133,9 +148,12 @@ func (c *Conn) reply(hdr proto.ReplyHeader, body []byte) error {
 		return nil
 	}
 	if cl.resp != nil {
-		if err := proto.Unmarshal(body, cl.resp); err != nil {
+		*dec = *proto.NewDecoder(body) // proto.Unmarshal would allocate one per reply
+		cl.resp.Decode(dec)
+		if err := dec.Err(); err != nil {
+			op := cl.op // a completed call is recycled: read it first
 			c.finish(cl, ErrMarshallingError)
-			return fmt.Errorf("reply to %s: %w", cl.op, err)
+			return fmt.Errorf("reply to %s: %w", op, err)
 		}
 	}
 	c.finish(cl, nil)

@@ -23,9 +23,10 @@ type Stat struct {
 	Pzxid          int64 // zxid of the last change to the children
 }
 
+// statFrom returns s as a *Stat, without a copy: s must belong to a
+// response decoded for this one call, which the caller then owns.
 func statFrom(s *proto.Stat) *Stat {
-	st := Stat(*s)
-	return &st
+	return (*Stat)(s)
 }
 
 // ID is an identity in an authentication scheme: ("world", "anyone"),
