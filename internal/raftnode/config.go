@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"time"
 
+	"go.etcd.io/raft/v3/raftpb"
+
 	"github.com/paddockhq/paddock/internal/storage"
 )
 
@@ -17,9 +19,10 @@ const (
 )
 
 const (
-	// electionTicks and heartbeatTicks are in units of Config.TickInterval.
-	electionTicks  = 10
-	heartbeatTicks = 1
+	// defaultElectionTicks and defaultHeartbeatTicks are in units of
+	// Config.TickInterval.
+	defaultElectionTicks  = 10
+	defaultHeartbeatTicks = 1
 	// catchUpEntries is how many entries before a snapshot index stay in
 	// memory, so that a follower slightly behind needs no snapshot.
 	catchUpEntries = 5000
@@ -43,9 +46,26 @@ type Config struct {
 	// DataDir holds snapshots; LogDir holds the WAL and defaults to DataDir
 	// (ZooKeeper's dataDir and dataLogDir).
 	DataDir, LogDir string
-	// TickInterval is raft's logical clock; the election timeout is 10 ticks
-	// and the heartbeat 1 tick. Zero means DefaultTickInterval.
+	// TickInterval is raft's logical clock. Zero means DefaultTickInterval.
 	TickInterval time.Duration
+	// ElectionTicks and HeartbeatTicks are the election timeout (raft
+	// randomises it between one and two times this) and the heartbeat
+	// interval, in ticks. Zero means 10 and 1.
+	ElectionTicks, HeartbeatTicks int
+	// Voters and Learners are the members of a new group (they are used
+	// only when the data and log directories are empty; afterwards the
+	// membership comes from the log). Voters vote and count for the
+	// quorum; Learners (ZooKeeper's observers) only replicate. No Voters
+	// means a group of one: {ID}. Every member must be given the same
+	// lists, so that all write the same first entries.
+	Voters, Learners []uint64
+	// Transport carries raft messages to the other members; nil for a
+	// group of one.
+	Transport Transport
+	// OnLeaderChange, if set, is called from the node's goroutine when the
+	// known leader changes (lead is 0 when none is known); it must not
+	// block.
+	OnLeaderChange func(lead uint64, isLeader bool)
 	// SnapCount: a snapshot is taken every SnapCount applied entries.
 	// Zero means DefaultSnapCount.
 	SnapCount uint64
@@ -74,6 +94,15 @@ func (c Config) withDefaults() Config {
 	if c.SnapCount == 0 {
 		c.SnapCount = DefaultSnapCount
 	}
+	if c.ElectionTicks == 0 {
+		c.ElectionTicks = defaultElectionTicks
+	}
+	if c.HeartbeatTicks == 0 {
+		c.HeartbeatTicks = defaultHeartbeatTicks
+	}
+	if len(c.Voters) == 0 && len(c.Learners) == 0 {
+		c.Voters = []uint64{c.ID}
+	}
 	c.SnapRetainCount = max(c.SnapRetainCount, storage.MinSnapRetain)
 	if c.MaxProposalBytes == 0 {
 		c.MaxProposalBytes = DefaultMaxProposalBytes
@@ -100,6 +129,27 @@ func (c Config) Validate() error {
 	if c.MaxProposalBytes < 0 {
 		errs = append(errs, fmt.Errorf("MaxProposalBytes %d is negative", c.MaxProposalBytes))
 	}
+	if c.HeartbeatTicks < 1 || c.ElectionTicks <= c.HeartbeatTicks {
+		errs = append(errs, fmt.Errorf("ElectionTicks %d must exceed HeartbeatTicks %d (at least 1)", c.ElectionTicks, c.HeartbeatTicks))
+	}
+	if len(c.Voters) == 0 {
+		errs = append(errs, errors.New("the group needs at least one voter"))
+	}
+	seen := make(map[uint64]bool)
+	self := false
+	for _, id := range append(append([]uint64(nil), c.Voters...), c.Learners...) {
+		if id == 0 || seen[id] {
+			errs = append(errs, fmt.Errorf("member id %d is 0 or listed twice", id))
+		}
+		seen[id] = true
+		self = self || id == c.ID
+	}
+	if !self {
+		errs = append(errs, fmt.Errorf("ID %d is not among the voters %v or learners %v", c.ID, c.Voters, c.Learners))
+	}
+	if len(seen) > 1 && c.Transport == nil {
+		errs = append(errs, errors.New("a group of several members needs a Transport"))
+	}
 	if c.WALSegmentBytes < 0 {
 		errs = append(errs, fmt.Errorf("WALSegmentBytes %d is negative", c.WALSegmentBytes))
 	}
@@ -107,4 +157,12 @@ func (c Config) Validate() error {
 		return fmt.Errorf("raftnode: invalid config: %w", errors.Join(errs...))
 	}
 	return nil
+}
+
+// Transport sends raft messages to the other members of the group. Send is
+// called from the node's goroutine after the Ready's entries are durable; it
+// must not block (queue, and drop when a peer cannot keep up: raft
+// retransmits).
+type Transport interface {
+	Send(msgs []raftpb.Message)
 }

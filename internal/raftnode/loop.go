@@ -25,8 +25,13 @@ func (n *Node) run() {
 			select {
 			case <-ticker.C:
 				n.rn.Tick()
+				n.updateProgress()
 			case p := <-n.propc:
 				n.propose(p)
+			case m := <-n.recvc:
+				n.step(m)
+			case f := <-n.ctrlc:
+				f()
 			case res := <-n.snapDone:
 				if err := n.finishSnapshot(res); err != nil {
 					n.fail(err)
@@ -49,6 +54,9 @@ func (n *Node) run() {
 			select {
 			case p := <-n.propc:
 				n.propose(p)
+				continue
+			case m := <-n.recvc:
+				n.step(m)
 				continue
 			default:
 			}
@@ -74,6 +82,13 @@ func (n *Node) propose(p proposal) {
 	}
 	if p.onDrop != nil {
 		p.onDrop(err)
+	}
+}
+
+// step hands a received message to raft.
+func (n *Node) step(m raftpb.Message) {
+	if err := n.rn.Step(m); err != nil && !errors.Is(err, raft.ErrStepPeerNotFound) {
+		n.logger.Debug("raft refused a message", "type", m.Type.String(), "from", m.From, "err", err)
 	}
 }
 
@@ -118,9 +133,11 @@ func (n *Node) handleReady(rd raft.Ready) error {
 		n.setLeader(rd.SoftState.Lead, rd.SoftState.RaftState == raft.StateLeader)
 	}
 	if !raft.IsEmptySnap(rd.Snapshot) {
-		// Only a leader sends snapshots; a group of one never gets one.
-		return fmt.Errorf("raftnode: raft handed over snapshot %d from a leader; installing one needs the ensemble transport",
-			rd.Snapshot.Metadata.Index)
+		// A leader sent a snapshot (ReceiveSnapshot stored it): it
+		// replaces the state before this Ready's entries, which follow it.
+		if err := n.installSnapshot(rd.Snapshot); err != nil {
+			return err
+		}
 	}
 	// Committed entries that are already durable here are applied before
 	// this Ready's new entries are fsynced: a write is then answered after
@@ -161,18 +178,28 @@ func (n *Node) handleReady(rd raft.Ready) error {
 			return err
 		}
 	}
+	if len(rd.CommittedEntries) > 0 || !raft.IsEmptySnap(rd.Snapshot) {
+		n.wakeApplied()
+	}
+	n.deliverReads(rd.ReadStates)
 	n.rn.Advance(rd)
 	n.maybeCampaign()
 	n.maybeSnapshot()
 	return nil
 }
 
-// send delivers raft messages to peers. A standalone node has none; the
-// ensemble's transport goes here.
+// send hands raft messages to the transport (a group of one has none).
 func (n *Node) send(msgs []raftpb.Message) {
-	for _, m := range msgs {
-		n.logger.Debug("dropping raft message: no transport", "type", m.Type.String(), "to", m.To)
+	if len(msgs) == 0 {
+		return
 	}
+	if n.cfg.Transport == nil {
+		for _, m := range msgs {
+			n.logger.Debug("dropping raft message: no transport", "type", m.Type.String(), "to", m.To)
+		}
+		return
+	}
+	n.cfg.Transport.Send(msgs)
 }
 
 // apply hands committed entries to the state machine in order.
@@ -210,13 +237,14 @@ func (n *Node) apply(ents []raftpb.Entry) error {
 	return nil
 }
 
-// setLeader records the leader raft reports and wakes WaitLeader.
+// setLeader records the leader raft reports, wakes WaitLeader, fails
+// ReadIndex calls the old leader may have lost, and tells OnLeaderChange.
 func (n *Node) setLeader(lead uint64, isLeader bool) {
+	changed := lead != n.lead
 	n.lead = lead
 	n.mu.Lock()
-	defer n.mu.Unlock()
 	known := n.status.Lead != raft.None
-	if lead != n.status.Lead {
+	if changed {
 		n.logger.Info("raft leader changed", "leader", lead, "is_leader", isLeader, "term", n.status.Term)
 	}
 	n.status.Lead, n.status.IsLeader = lead, isLeader
@@ -225,6 +253,13 @@ func (n *Node) setLeader(lead uint64, isLeader bool) {
 		close(n.leaderc)
 	case lead == raft.None && known:
 		n.leaderc = make(chan struct{})
+	}
+	n.mu.Unlock()
+	if changed {
+		n.failReads(ErrLeaderChanged)
+		if n.cfg.OnLeaderChange != nil {
+			n.cfg.OnLeaderChange(lead, isLeader)
+		}
 	}
 }
 

@@ -52,6 +52,21 @@ type Status struct {
 	Lead          uint64 // the leader's id, 0 if none is known
 	IsLeader      bool
 	SnapshotIndex uint64 // index of the newest durable snapshot, 0 if none
+	// Voters and Learners are the current members (refreshed every tick).
+	Voters, Learners []uint64
+	// Progress is the replication progress of every member, by id, when
+	// this node is the leader (refreshed every tick); nil otherwise.
+	Progress map[uint64]PeerProgress
+}
+
+// IsLearner reports whether the node is a learner (an observer).
+func (s Status) IsLearner() bool {
+	for _, id := range s.Learners {
+		if id == s.ID {
+			return true
+		}
+	}
+	return false
 }
 
 // Node runs one member of a raft group. See the package documentation.
@@ -62,6 +77,8 @@ type Node struct {
 	rn     *raft.RawNode // owned by the run goroutine
 	ms     *raft.MemoryStorage
 	propc  chan proposal
+	recvc  chan raftpb.Message // from other members, for Step
+	ctrlc  chan func()         // work to run on the node's goroutine
 	wal    *storage.WAL
 
 	// Owned by the run goroutine.
@@ -74,7 +91,14 @@ type Node struct {
 	lead         uint64
 	lastSaved    uint64 // index of the last entry durable in the WAL
 
-	applied  atomic.Uint64
+	applied     atomic.Uint64
+	appliedMu   sync.Mutex
+	appliedWake chan struct{} // closed and replaced when applied moves
+
+	readSeq atomic.Uint64
+	readMu  sync.Mutex
+	reads   map[uint64]chan readResult // ReadIndex calls waiting
+
 	snapDone chan snapResult // buffered 1: at most one snapshot in flight
 	snapWG   sync.WaitGroup
 
@@ -121,6 +145,11 @@ func Start(cfg Config, sm StateMachine) (*Node, error) {
 		wal:      w,
 		snapDone: make(chan snapResult, 1),
 		propc:    make(chan proposal, proposalQueue),
+		recvc:    make(chan raftpb.Message, recvQueue),
+		ctrlc:    make(chan func(), 256),
+		reads:    make(map[uint64]chan readResult),
+
+		appliedWake: make(chan struct{}),
 		leaderc:  make(chan struct{}),
 		stopc:    make(chan struct{}),
 		quit:     make(chan struct{}),
@@ -131,10 +160,16 @@ func Start(cfg Config, sm StateMachine) (*Node, error) {
 		_ = w.Close()
 		return nil, err
 	}
+	if fresh {
+		if err := n.bootstrap(); err != nil {
+			_ = w.Close()
+			return nil, err
+		}
+	}
 	rcfg := &raft.Config{
 		ID:                        cfg.ID,
-		ElectionTick:              electionTicks,
-		HeartbeatTick:             heartbeatTicks,
+		ElectionTick:              cfg.ElectionTicks,
+		HeartbeatTick:             cfg.HeartbeatTicks,
 		Storage:                   n.ms,
 		Applied:                   n.snapIndex,
 		MaxSizePerMsg:             maxMsgBytes,
@@ -151,21 +186,52 @@ func Start(cfg Config, sm StateMachine) (*Node, error) {
 		return nil, fmt.Errorf("raftnode: starting raft: %w", err)
 	}
 	n.rn = rn
-	if fresh {
-		// Standalone: a group of one. The ensemble will pass its peers here.
-		if err := rn.Bootstrap([]raft.Peer{{ID: cfg.ID}}); err != nil {
-			_ = w.Close()
-			return nil, fmt.Errorf("raftnode: bootstrapping the group: %w", err)
-		}
-		n.confState = raftpb.ConfState{Voters: []uint64{cfg.ID}}
-		// raft refuses to campaign until the bootstrap membership entry is
-		// applied; apply resets this.
-		n.campaigned = true
-		logger.Info("started a new raft group", "data_dir", cfg.DataDir, "log_dir", cfg.LogDir)
-	}
 	n.status.ID, n.status.SnapshotIndex = cfg.ID, n.snapIndex
 	go n.run()
 	return n, nil
+}
+
+// bootstrap starts a new group: it writes the membership as the first
+// log entries (one AddNode per voter, then one AddLearnerNode per learner,
+// in the order given, all in term 1 and committed), as every member does
+// alike, so that the members' logs agree from the start. raft applies them
+// through Ready like any committed entry. This is what RawNode.Bootstrap
+// does, with learners and written to the WAL at once.
+func (n *Node) bootstrap() error {
+	var ents []raftpb.Entry
+	add := func(id uint64, t raftpb.ConfChangeType) error {
+		data, err := (&raftpb.ConfChange{Type: t, NodeID: id}).Marshal()
+		if err != nil {
+			return err
+		}
+		ents = append(ents, raftpb.Entry{Type: raftpb.EntryConfChange, Term: 1, Index: uint64(len(ents) + 1), Data: data})
+		return nil
+	}
+	for _, id := range n.cfg.Voters {
+		if err := add(id, raftpb.ConfChangeAddNode); err != nil {
+			return fmt.Errorf("raftnode: encoding the membership: %w", err)
+		}
+	}
+	for _, id := range n.cfg.Learners {
+		if err := add(id, raftpb.ConfChangeAddLearnerNode); err != nil {
+			return fmt.Errorf("raftnode: encoding the membership: %w", err)
+		}
+	}
+	hs := raftpb.HardState{Term: 1, Commit: uint64(len(ents))}
+	if err := n.wal.Save(hs, ents); err != nil {
+		return fmt.Errorf("raftnode: writing the new group's membership: %w", err)
+	}
+	if err := n.ms.Append(ents); err != nil {
+		return fmt.Errorf("raftnode: loading the membership into raft storage: %w", err)
+	}
+	if err := n.ms.SetHardState(hs); err != nil {
+		return fmt.Errorf("raftnode: loading hard state: %w", err)
+	}
+	n.lastSaved = uint64(len(ents))
+	n.status.Term, n.status.Commit = hs.Term, hs.Commit
+	n.logger.Info("started a new raft group", "voters", n.cfg.Voters, "learners", n.cfg.Learners,
+		"data_dir", n.cfg.DataDir, "log_dir", n.cfg.LogDir)
+	return nil
 }
 
 // restore loads the newest valid snapshot into the state machine and the

@@ -82,8 +82,12 @@ func (s *listSM) Restore(r io.Reader) error {
 		b = b[4+l:]
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.applied, s.items, s.restored = applied, items, applied
+	s.mu.Unlock()
+	select {
+	case s.changed <- struct{}{}:
+	default:
+	}
 	return nil
 }
 
