@@ -150,10 +150,10 @@ func Start(cfg Config, sm StateMachine) (*Node, error) {
 		reads:    make(map[uint64]chan readResult),
 
 		appliedWake: make(chan struct{}),
-		leaderc:  make(chan struct{}),
-		stopc:    make(chan struct{}),
-		quit:     make(chan struct{}),
-		done:     make(chan struct{}),
+		leaderc:     make(chan struct{}),
+		stopc:       make(chan struct{}),
+		quit:        make(chan struct{}),
+		done:        make(chan struct{}),
 	}
 	fresh, err := n.restore()
 	if err != nil {
