@@ -105,6 +105,20 @@ type Config struct {
 	// the server is standalone.
 	Servers []Server
 
+	// PeerType is this server's role as the peerType key gives it
+	// (Participant unless "observer"); a server is an observer when this or
+	// its server.N line says so. Use Role.
+	PeerType Role
+	// RaftElectionTimeout is how long a follower waits without hearing
+	// from a leader before it stands for election; raft randomises it
+	// between one and two times this (paddock.raft.electionTimeoutMs).
+	// Zero means a quarter of TickTime, at least 100 ms.
+	RaftElectionTimeout time.Duration
+	// RaftHeartbeat is the leader's heartbeat interval and raft's tick
+	// (paddock.raft.heartbeatMs). Zero means a tenth of the election
+	// timeout, at least 10 ms.
+	RaftHeartbeat time.Duration
+
 	// HandshakeTimeout is how long a new connection may take to send its
 	// ConnectRequest or four-letter word before it is closed
 	// (paddock.handshake.timeoutMs). Default 10 s, independent of TickTime:
@@ -154,6 +168,33 @@ func Default() *Config {
 // Standalone reports whether the configuration describes a single server:
 // zero or one server.N lines.
 func (c *Config) Standalone() bool { return len(c.Servers) <= 1 }
+
+// Role returns this server's role in the ensemble: Observer when its
+// server.N line or peerType says so.
+func (c *Config) Role() Role {
+	if c.PeerType == Observer {
+		return Observer
+	}
+	for _, s := range c.Servers {
+		if s.ID == c.ServerID {
+			return s.Role
+		}
+	}
+	return Participant
+}
+
+// RaftTiming returns raft's election timeout and heartbeat interval: the
+// configured ones, or those derived from TickTime.
+func (c *Config) RaftTiming() (election, heartbeat time.Duration) {
+	election, heartbeat = c.RaftElectionTimeout, c.RaftHeartbeat
+	if election == 0 {
+		election = max(c.TickTime/4, 100*time.Millisecond)
+	}
+	if heartbeat == 0 {
+		heartbeat = max(election/10, 10*time.Millisecond)
+	}
+	return election, heartbeat
+}
 
 // ClientAddr returns the client listener's address in net.Listen form,
 // e.g. "127.0.0.1:2181" or ":2181" for all interfaces.
@@ -270,6 +311,15 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.validateIDs()...)
 	if c.HandshakeTimeout < time.Millisecond {
 		add("paddock.handshake.timeoutMs", ms(c.HandshakeTimeout), "must be at least 1 ms")
+	}
+	if c.RaftElectionTimeout < 0 || (c.RaftElectionTimeout > 0 && c.RaftElectionTimeout < 10*time.Millisecond) {
+		add("paddock.raft.electionTimeoutMs", ms(c.RaftElectionTimeout), "must be at least 10 ms")
+	}
+	if c.RaftHeartbeat < 0 || (c.RaftHeartbeat > 0 && c.RaftHeartbeat < time.Millisecond) {
+		add("paddock.raft.heartbeatMs", ms(c.RaftHeartbeat), "must be at least 1 ms")
+	}
+	if e, h := c.RaftTiming(); e <= h {
+		add("paddock.raft.electionTimeoutMs", ms(e), fmt.Sprintf("must exceed the heartbeat (%d ms)", ms(h)))
 	}
 	if c.LogFormat != LogFormatText && c.LogFormat != LogFormatJSON {
 		add("paddock.log.format", c.LogFormat, "is neither text nor json")

@@ -42,7 +42,7 @@ func classify(key string) keyKind {
 	switch k {
 	case "preAllocSize", "forceSync", "snapSizeLimitInKb", "txnLogSizeLimitInKb",
 		"clientPortListenBacklog", "standaloneEnabled", "reconfigEnabled",
-		"electionAlg", "connectToLearnerMasterLimit", "peerType", "syncEnabled",
+		"electionAlg", "connectToLearnerMasterLimit", "syncEnabled",
 		"observerMasterPort", "quorumListenOnAllIPs", "cnxTimeout",
 		"quorumCnxnTimeoutMs", "quorum.cnxn.threads.size", "oraclePath",
 		"maxResponseCacheSize", "maxGetChildrenResponseCacheSize",

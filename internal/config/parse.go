@@ -321,6 +321,19 @@ func (b *builder) set(key, value, where string, fromFile bool) (bool, error) {
 		c.ContainerCheckInterval, err = parseMillis(value)
 	case "znode.container.maxPerMinute":
 		c.ContainerMaxPerMinute, err = parseInt32(value)
+	case "peerType":
+		switch strings.ToLower(value) {
+		case "observer":
+			c.PeerType = Observer
+		case "participant":
+			c.PeerType = Participant
+		default:
+			err = errors.New("must be observer or participant")
+		}
+	case "paddock.raft.electionTimeoutMs":
+		c.RaftElectionTimeout, err = parseMillis(value)
+	case "paddock.raft.heartbeatMs":
+		c.RaftHeartbeat, err = parseMillis(value)
 	case "paddock.handshake.timeoutMs":
 		c.HandshakeTimeout, err = parseMillis(value)
 	case "paddock.log.format":

@@ -408,8 +408,39 @@ func TestParseEnsemble(t *testing.T) {
 	if cfg.Standalone() {
 		t.Error("Standalone() = true for four servers")
 	}
-	if !slices.Contains(cfg.IgnoredKeys, "peerType") {
-		t.Errorf("IgnoredKeys %q lacks peerType", cfg.IgnoredKeys)
+	if slices.Contains(cfg.IgnoredKeys, "peerType") {
+		t.Errorf("IgnoredKeys %q lists peerType, which Paddock reads", cfg.IgnoredKeys)
+	}
+	if cfg.PeerType != Participant || cfg.Role() != Participant {
+		t.Errorf("PeerType %v, Role %v for server 1 (a participant)", cfg.PeerType, cfg.Role())
+	}
+	cfg.ServerID = 4
+	if cfg.Role() != Observer {
+		t.Errorf("Role() = %v for server 4, an observer", cfg.Role())
+	}
+}
+
+func TestRaftTiming(t *testing.T) {
+	for _, tc := range []struct {
+		tick, election, heartbeat time.Duration
+		wantE, wantH              time.Duration
+	}{
+		{2000 * time.Millisecond, 0, 0, 500 * time.Millisecond, 50 * time.Millisecond},
+		{200 * time.Millisecond, 0, 0, 100 * time.Millisecond, 10 * time.Millisecond},
+		{2000 * time.Millisecond, 300 * time.Millisecond, 0, 300 * time.Millisecond, 30 * time.Millisecond},
+		{2000 * time.Millisecond, 300 * time.Millisecond, 100 * time.Millisecond, 300 * time.Millisecond, 100 * time.Millisecond},
+	} {
+		c := Default()
+		c.TickTime, c.RaftElectionTimeout, c.RaftHeartbeat = tc.tick, tc.election, tc.heartbeat
+		if e, h := c.RaftTiming(); e != tc.wantE || h != tc.wantH {
+			t.Errorf("tick %v election %v heartbeat %v: RaftTiming() = %v, %v; want %v, %v",
+				tc.tick, tc.election, tc.heartbeat, e, h, tc.wantE, tc.wantH)
+		}
+	}
+	c := Default()
+	c.RaftElectionTimeout, c.RaftHeartbeat = 100*time.Millisecond, 200*time.Millisecond
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "paddock.raft.electionTimeoutMs") {
+		t.Errorf("Validate with election below heartbeat = %v", err)
 	}
 }
 
