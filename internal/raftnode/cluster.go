@@ -39,8 +39,8 @@ func (n *Node) ReportUnreachable(id uint64) {
 	n.control(func() { n.rn.ReportUnreachable(id) }, false)
 }
 
-// ReportSnapshot tells raft whether a snapshot sent to id arrived. It
-// waits for queue space: raft keeps the peer paused until told.
+// ReportSnapshot tells raft whether a snapshot sent to id arrived. The
+// report is never dropped: raft keeps the peer paused until told.
 func (n *Node) ReportSnapshot(id uint64, ok bool) {
 	status := raft.SnapshotFinish
 	if !ok {
@@ -49,19 +49,22 @@ func (n *Node) ReportSnapshot(id uint64, ok bool) {
 	n.control(func() { n.rn.ReportSnapshot(id, status) }, true)
 }
 
-// control runs f on the node's goroutine. Unless wait, it gives up at once
-// when the queue is full.
-func (n *Node) control(f func(), wait bool) {
-	if !wait {
-		select {
-		case n.ctrlc <- f:
-		default:
-		}
-		return
-	}
+// control runs f on the node's goroutine without blocking the caller.
+// When the queue is full, f is dropped unless keep, in which case it is
+// queued from a new goroutine.
+func (n *Node) control(f func(), keep bool) {
 	select {
 	case n.ctrlc <- f:
-	case <-n.quit:
+		return
+	default:
+	}
+	if keep {
+		go func() {
+			select {
+			case n.ctrlc <- f:
+			case <-n.quit:
+			}
+		}()
 	}
 }
 
@@ -185,7 +188,9 @@ func (n *Node) readIndexOnce(ctx context.Context) (uint64, error) {
 		delete(n.reads, id)
 		n.readMu.Unlock()
 	}()
-	rctx := binary.BigEndian.AppendUint64(nil, id)
+	// The leader keys pending reads by this context, for every member:
+	// it must be unique in the group, not only here.
+	rctx := binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, n.cfg.ID), id)
 	select {
 	case n.ctrlc <- func() { n.rn.ReadIndex(rctx) }:
 	case <-n.quit:
@@ -216,10 +221,10 @@ func (n *Node) deliverReads(states []raft.ReadState) {
 	n.readMu.Lock()
 	defer n.readMu.Unlock()
 	for _, rs := range states {
-		if len(rs.RequestCtx) != 8 {
+		if len(rs.RequestCtx) != 16 || binary.BigEndian.Uint64(rs.RequestCtx) != n.cfg.ID {
 			continue
 		}
-		if ch, ok := n.reads[binary.BigEndian.Uint64(rs.RequestCtx)]; ok {
+		if ch, ok := n.reads[binary.BigEndian.Uint64(rs.RequestCtx[8:])]; ok {
 			ch <- readResult{index: rs.Index}
 		}
 	}

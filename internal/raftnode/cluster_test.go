@@ -215,6 +215,16 @@ func TestClusterReadIndex(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	// Every member asks at once: the leader must tell the requests apart.
+	var wg sync.WaitGroup
+	for _, m := range ms {
+		wg.Go(func() {
+			if _, err := m.n.ReadIndex(ctx); err != nil {
+				t.Errorf("ReadIndex on member %d: %v", m.id, err)
+			}
+		})
+	}
+	wg.Wait()
 	idx, err := f.n.ReadIndex(ctx)
 	if err != nil {
 		t.Fatalf("ReadIndex on a follower: %v", err)

@@ -53,6 +53,9 @@ type conn struct {
 	closeOnce      sync.Once
 	done           chan struct{}
 	closeRequested atomic.Bool
+	// active is set by every request; an ensemble follower reports the
+	// sessions of active connections to the leader and clears it.
+	active atomic.Bool
 
 	stats connStats
 }
@@ -154,6 +157,12 @@ func (c *conn) serve() {
 		c.s.fourLetterWord(c, cmd, br)
 		return
 	}
+	if !c.s.serving.Load() {
+		// An ensemble member without a leader: the client tries another
+		// server, as with ZooKeeper.
+		c.log.Info("closing connection: not serving (no leader)")
+		return
+	}
 	frame, err := proto.ReadFramePayload(br, first, nil, c.s.cfg.JuteMaxBuffer)
 	if err != nil {
 		c.logFrameError(err)
@@ -179,6 +188,7 @@ func (c *conn) serve() {
 		c.stats.received.Add(1)
 		c.s.stats.received.Add(1)
 		c.s.tracker.Touch(c.entry, time.Now())
+		c.active.Store(true)
 		it, ok := c.decode(frame)
 		if it == nil {
 			if !ok {
@@ -409,6 +419,17 @@ func (c *conn) respond() {
 				return
 			}
 			pend = pend[:0]
+			if it.op == proto.OpSync {
+				ctx, cancel := context.WithTimeout(c.s.ctx, time.Duration(c.timeout)*time.Millisecond)
+				err := c.s.syncBarrier(ctx)
+				cancel()
+				if err != nil {
+					c.log.Warn("closing connection: sync could not reach the leader", "err", err)
+					c.release(1)
+					c.flush()
+					return
+				}
+			}
 			c.answer(it)
 			c.finishStats(it)
 			if it.close {
@@ -487,7 +508,7 @@ func (c *conn) finish(it *item) {
 // whether it answered.
 func (c *conn) inlineRead(it *item) bool {
 	if it.entry != nil || it.req == nil || it.close || it.err != proto.ErrOK || it.reply != nil ||
-		it.op == proto.OpAuth {
+		it.op == proto.OpAuth || (it.op == proto.OpSync && !c.s.cfg.Standalone()) {
 		return false
 	}
 	c.s.read(c, it)

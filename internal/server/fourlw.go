@@ -72,6 +72,8 @@ func (s *Server) fourLetterWord(c *conn, cmd string, r *bufio.Reader) {
 	switch {
 	case !s.cfg.FourLetterWords.Allowed(cmd):
 		out = cmd + " is not executed because it is not in the whitelist.\n"
+	case !s.serving.Load() && needsServing(cmd):
+		out = "This ZooKeeper instance is not currently serving requests\n"
 	default:
 		out = s.runFourLetterWord(cmd, r)
 	}
@@ -83,6 +85,17 @@ func (s *Server) fourLetterWord(c *conn, cmd string, r *bufio.Reader) {
 	// this connection in the next command's output. (The caller's own
 	// dropConn then finds nothing left to do.)
 	s.dropConn(c)
+}
+
+// needsServing reports whether a four-letter word answers only while the
+// server serves, as in ZooKeeper (ruok, isro and the trace-mask words answer
+// always).
+func needsServing(cmd string) bool {
+	switch cmd {
+	case "ruok", "isro", "gtmk", "stmk", "envi", "conf", "dirs":
+		return false
+	}
+	return true
 }
 
 func (s *Server) runFourLetterWord(cmd string, r *bufio.Reader) string {
@@ -141,8 +154,6 @@ func (s *Server) runFourLetterWord(cmd string, r *bufio.Reader) string {
 	}
 	return b.String()
 }
-
-func (s *Server) mode() string { return "standalone" }
 
 // writeServerStats writes srvr (and, with clients, stat): ZooKeeper's
 // StatCommand.

@@ -26,7 +26,10 @@ func (s *Server) reaperLoop() {
 		case <-s.ctx.Done():
 			return
 		case now := <-t.C:
-			s.reapOnce(now)
+			// The leader reaps for the ensemble.
+			if s.cfg.Standalone() || s.node.Status().IsLeader {
+				s.reapOnce(now)
+			}
 		}
 	}
 }

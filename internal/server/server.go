@@ -21,6 +21,7 @@ import (
 	"github.com/paddockhq/paddock/internal/proto"
 	"github.com/paddockhq/paddock/internal/raftnode"
 	"github.com/paddockhq/paddock/internal/session"
+	"github.com/paddockhq/paddock/internal/transport"
 	"github.com/paddockhq/paddock/internal/watch"
 )
 
@@ -40,6 +41,16 @@ type Server struct {
 	tracker *session.Tracker
 	node    *raftnode.Node
 	ln      net.Listener
+
+	// raft is node, for the peer transport's handlers, which may run
+	// before Start has set node.
+	raft      atomic.Pointer[raftnode.Node]
+	transport *transport.Transport // nil for a standalone server
+	// serving is true while the server answers clients: a standalone
+	// server once started, an ensemble member while it knows a leader and
+	// has caught up with it.
+	serving atomic.Bool
+	leaderc chan leaderEvent // newest leader change, for leaderLoop
 
 	// zxid is the last applied zxid, readable without the state lock.
 	zxid atomic.Int64
@@ -92,6 +103,7 @@ func New(cfg *config.Config, logger *slog.Logger) (*Server, error) {
 		perIP:       make(map[string]int),
 		bySession:   make(map[int64]*conn),
 		outstanding: make(chan struct{}, max(cfg.GlobalOutstandingLimit, 1)),
+		leaderc:     make(chan leaderEvent, 1),
 		ctx:         ctx,
 		cancel:      cancel,
 	}
@@ -110,31 +122,24 @@ func (s *Server) Start() error {
 	// Session ids as ZooKeeper makes them: server id in the top byte, then
 	// the start time, then a counter.
 	s.sessSeq.Store(s.cfg.ServerID<<56 | int64(uint64(time.Now().UnixMilli())<<24>>8))
-	node, err := raftnode.Start(raftnode.Config{
-		ID:               uint64(s.cfg.ServerID),
-		DataDir:          filepath.Join(s.cfg.DataDir, "snap"),
-		LogDir:           filepath.Join(s.cfg.DataLogDir, "wal"),
-		TickInterval:     tickInterval(s.cfg.TickTime),
-		SnapCount:        uint64(s.cfg.SnapCount),
-		SnapRetainCount:  s.cfg.AutopurgeSnapRetainCount,
-		MaxProposalBytes: s.cfg.JuteMaxBuffer + 64*1024,
-		Logger:           s.log,
-	}, (*machine)(s))
+	standalone := s.cfg.Standalone()
+	if !standalone {
+		tr, err := s.newTransport()
+		if err != nil {
+			return fmt.Errorf("server: peer transport: %w", err)
+		}
+		if err := tr.Start(); err != nil {
+			return fmt.Errorf("server: peer transport: %w", err)
+		}
+		s.transport = tr
+	}
+	node, err := raftnode.Start(s.raftConfig(filepath.Join(s.cfg.DataDir, "snap"), filepath.Join(s.cfg.DataLogDir, "wal")), (*machine)(s))
 	if err != nil {
+		s.closeTransport()
 		return err
 	}
 	s.node = node
-	ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
-	defer cancel()
-	if err := node.WaitLeader(ctx); err != nil {
-		node.Close()
-		return fmt.Errorf("server: waiting for raft leadership: %w", err)
-	}
-	// Serve only once everything committed before the restart is applied.
-	if err := s.waitApplied(ctx, node.Status().Commit); err != nil {
-		node.Close()
-		return fmt.Errorf("server: replaying the log: %w", err)
-	}
+	s.raft.Store(node)
 	// Every session recovered from the log gets a fresh timeout.
 	now := time.Now()
 	s.mu.RLock()
@@ -142,6 +147,20 @@ func (s *Server) Start() error {
 		s.tracker.Add(ss.ID, time.Duration(ss.Timeout)*time.Millisecond, now)
 	}
 	s.mu.RUnlock()
+	if standalone {
+		ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
+		defer cancel()
+		if err := node.WaitLeader(ctx); err != nil {
+			node.Close()
+			return fmt.Errorf("server: waiting for raft leadership: %w", err)
+		}
+		// Serve only once everything committed before the restart is applied.
+		if err := node.WaitApplied(ctx, node.Status().Commit); err != nil {
+			node.Close()
+			return fmt.Errorf("server: replaying the log: %w", err)
+		}
+		s.serving.Store(true)
+	}
 
 	addr := net.JoinHostPort(s.cfg.ClientPortAddress, strconv.Itoa(s.cfg.ClientPort))
 	ln, err := net.Listen("tcp", addr)
@@ -150,37 +169,18 @@ func (s *Server) Start() error {
 		return fmt.Errorf("server: listen on %s: %w", addr, err)
 	}
 	s.ln = ln
-	s.log.Info("serving", "addr", ln.Addr().String(), "zxid", fmt.Sprintf("0x%x", s.lastZxid()),
+	s.log.Info("listening", "addr", ln.Addr().String(), "mode", s.mode(), "zxid", fmt.Sprintf("0x%x", s.lastZxid()),
 		"sessions", s.tracker.Len(), "nodes", s.nodeCount())
 	s.wg.Add(3)
 	go s.acceptLoop()
 	go s.expiryLoop()
 	go s.reaperLoop()
-	return nil
-}
-
-// waitApplied waits until the state machine has applied index.
-func (s *Server) waitApplied(ctx context.Context, index uint64) error {
-	t := time.NewTicker(2 * time.Millisecond)
-	defer t.Stop()
-	for s.node.AppliedIndex() < index {
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("applied %d of %d entries: %w", s.node.AppliedIndex(), index, ctx.Err())
-		case <-t.C:
-		}
+	if !standalone {
+		s.wg.Add(2)
+		go s.leaderLoop()
+		go s.touchLoop()
 	}
 	return nil
-}
-
-func tickInterval(tick time.Duration) time.Duration {
-	// raft ticks faster than ZooKeeper's tickTime so a standalone server
-	// elects itself quickly; the ensemble issue derives timeouts from it.
-	t := tick / 10
-	if t < 10*time.Millisecond {
-		t = 10 * time.Millisecond
-	}
-	return t
 }
 
 // Addr returns the client listener's address.
@@ -212,6 +212,7 @@ func (s *Server) Close() error {
 	if s.node != nil {
 		err = s.node.Close()
 	}
+	s.closeTransport()
 	s.pendMu.Lock()
 	for id, c := range s.pending {
 		delete(s.pending, id)
@@ -220,6 +221,14 @@ func (s *Server) Close() error {
 	}
 	s.pendMu.Unlock()
 	return err
+}
+
+func (s *Server) closeTransport() {
+	if s.transport != nil {
+		if err := s.transport.Close(); err != nil {
+			s.log.Warn("closing the peer transport", "err", err)
+		}
+	}
 }
 
 func (s *Server) lastZxid() int64 { return s.zxid.Load() }
@@ -377,11 +386,34 @@ func (m *machine) Restore(r io.Reader) error {
 		return err
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if err := s.fsm.Restore(data); err != nil {
+		s.mu.Unlock()
 		return err
 	}
 	s.zxid.Store(s.fsm.LastZxid())
+	// The session table jumps with the state: track the sessions it holds,
+	// and only those.
+	now := time.Now()
+	live := make(map[int64]bool)
+	for _, ss := range s.fsm.Sessions() {
+		live[ss.ID] = true
+		if s.tracker.Get(ss.ID) == nil {
+			s.tracker.Add(ss.ID, time.Duration(ss.Timeout)*time.Millisecond, now)
+		}
+	}
+	for _, id := range s.tracker.IDs() {
+		if !live[id] {
+			s.tracker.Remove(id)
+		}
+	}
+	s.mu.Unlock()
+	// A member that falls so far behind that the leader sends it a
+	// snapshot cannot tell its clients' watches what changed in between:
+	// they reconnect, and re-register their watches with their last zxid.
+	if s.serving.Load() {
+		s.log.Warn("state replaced by a snapshot from the leader; closing client connections", "zxid", fmt.Sprintf("0x%x", s.lastZxid()))
+		s.closeClients()
+	}
 	return nil
 }
 
@@ -407,6 +439,10 @@ func (s *Server) expiryLoop() {
 		case <-s.ctx.Done():
 			return
 		case now := <-t.C:
+			// Only the leader decides expiry, once for the ensemble.
+			if !s.cfg.Standalone() && !s.node.Status().IsLeader {
+				continue
+			}
 			for _, id := range s.tracker.Expired(now) {
 				s.log.Info("expiring session", "session", fmt.Sprintf("0x%x", id))
 				ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)

@@ -181,3 +181,25 @@ func (t *Tracker) Snapshot() map[time.Time][]int64 {
 	}
 	return out
 }
+
+// ResetAll gives every tracked session a deadline of now+timeout, even an
+// earlier one than it had: a new leader does this, since it cannot know
+// when the sessions were last heard from.
+func (t *Tracker) ResetAll(now time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, e := range t.sessions {
+		t.move(e, t.roundUp(now.Add(e.Timeout())))
+	}
+}
+
+// IDs returns the ids of the tracked sessions.
+func (t *Tracker) IDs() []int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]int64, 0, len(t.sessions))
+	for id := range t.sessions {
+		out = append(out, id)
+	}
+	return out
+}

@@ -243,3 +243,21 @@ func TestConcurrent(t *testing.T) {
 		}
 	}
 }
+
+func TestResetAll(t *testing.T) {
+	tr := NewTracker(100 * time.Millisecond)
+	t0 := time.UnixMilli(1_000_000)
+	tr.Add(1, time.Second, t0)
+	tr.Add(2, 3*time.Second, t0)
+	later := t0.Add(10 * time.Second)
+	tr.ResetAll(later)
+	if got := tr.Expired(later.Add(900 * time.Millisecond)); len(got) != 0 {
+		t.Fatalf("expired %v before the reset deadlines", got)
+	}
+	if got := tr.Expired(later.Add(1100 * time.Millisecond)); len(got) != 1 || got[0] != 1 {
+		t.Fatalf("Expired after 1.1s = %v, want [1]", got)
+	}
+	if got := tr.IDs(); len(got) != 1 || got[0] != 2 {
+		t.Fatalf("IDs() = %v, want [2]", got)
+	}
+}

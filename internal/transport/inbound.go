@@ -1,0 +1,220 @@
+package transport
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"go.etcd.io/raft/v3/raftpb"
+)
+
+const readBufferSize = 64 << 10
+
+// accept takes peer connections until the listener closes.
+func (t *Transport) accept(ln net.Listener) {
+	defer t.wg.Done()
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			if t.ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			// Out of file descriptors and the like: wait, do not spin.
+			t.logger.Warn("accepting a peer connection failed", "err", err)
+			if !t.sleep(minBackoff) {
+				return
+			}
+			continue
+		}
+		if !t.track(conn) {
+			_ = conn.Close()
+			return
+		}
+	}
+}
+
+// track registers an accepted connection, so that Close closes it, and
+// starts serving it; it returns false once the transport is closed.
+func (t *Transport) track(conn net.Conn) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return false
+	}
+	t.inbound[conn] = struct{}{}
+	t.wg.Add(1)
+	go t.serve(conn)
+	return true
+}
+
+// serve checks an accepted connection's hello, answers it and then reads
+// the stream it opens.
+func (t *Transport) serve(conn net.Conn) {
+	defer t.wg.Done()
+	defer func() {
+		_ = conn.Close()
+		t.mu.Lock()
+		delete(t.inbound, conn)
+		t.mu.Unlock()
+	}()
+	remote := conn.RemoteAddr().String()
+	dr := &deadlineReader{c: conn, d: helloTimeout}
+	br := bufio.NewReaderSize(dr, readBufferSize)
+	h, err := readHello(br)
+	code := helloOK
+	switch {
+	case errors.Is(err, errBadVersion):
+		code = helloBadVersion
+	case err != nil:
+		if t.ctx.Err() == nil {
+			t.logger.Log(t.ctx, t.refusals.level(), "closing a peer connection: bad hello", "remote", remote, "err", err)
+		}
+		return
+	case h.kind != kindMessages && h.kind != kindSnapshot:
+		code = helloBadKind
+	case h.cluster != t.cfg.ClusterID:
+		code = helloWrongCluster
+	case h.to != t.cfg.ID:
+		code = helloWrongMember
+	case t.peers[h.from] == nil:
+		code = helloUnknownPeer
+	}
+	_ = conn.SetWriteDeadline(time.Now().Add(helloTimeout))
+	if _, err := conn.Write([]byte{byte(code)}); err != nil {
+		t.logger.Warn("closing a peer connection: answering its hello", "remote", remote, "from", h.from, "err", err)
+		return
+	}
+	if code != helloOK {
+		t.logger.Log(t.ctx, t.refusals.level(), "refused a peer connection", "remote", remote, "reason", code.String(),
+			"version", h.version, "kind", h.kind, "from", h.from, "to", h.to,
+			"cluster_id", h.cluster, "our_cluster_id", t.cfg.ClusterID)
+		return
+	}
+	switch h.kind {
+	case kindMessages:
+		dr.d = idleTimeout
+		t.readMessages(h.from, conn, br)
+	case kindSnapshot:
+		dr.d = chunkTimeout
+		t.receiveSnapshot(h.from, conn, br)
+	}
+}
+
+// readMessages delivers the frames of peer from's message stream to the
+// handler until the stream ends or a frame is bad. A newer stream from the
+// same peer replaces this one.
+func (t *Transport) readMessages(from uint64, conn net.Conn, r io.Reader) {
+	t.setStream(from, conn)
+	defer t.clearStream(from, conn)
+	logger := t.logger.With("peer", from, "remote", conn.RemoteAddr().String())
+	logger.Debug("accepted a message stream")
+	// Keepalives the other way let the dialer notice a dead host.
+	done, kaDone := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(kaDone)
+		keepAlive(conn, done)
+	}()
+	defer func() {
+		close(done)
+		<-kaDone
+	}()
+	fr := frameReader{r: r}
+	for {
+		typ, p, err := fr.next()
+		if err != nil {
+			switch {
+			case t.ctx.Err() != nil || errors.Is(err, net.ErrClosed):
+				// Closed here: by Close or by a newer stream.
+			case errors.Is(err, io.EOF):
+				logger.Info("peer closed its message stream")
+			default:
+				logger.Warn("closing message stream from peer", "err", err)
+			}
+			return
+		}
+		switch typ {
+		case frameRaft:
+			m, err := decodeRaft(p, from, t.cfg.ID)
+			if err == nil && m.Type == raftpb.MsgSnap {
+				err = errors.New("transport: MsgSnap on a message stream")
+			}
+			if err != nil {
+				logger.Warn("closing message stream from peer: bad raft message", "err", err)
+				return
+			}
+			t.cfg.Handler.Raft(m)
+		case frameApp:
+			t.cfg.Handler.App(from, bytes.Clone(p))
+		case frameKeepAlive:
+		}
+	}
+}
+
+// keepAlive writes a keepalive frame to conn every keepAliveInterval until
+// done is closed; if a write fails it closes conn.
+func keepAlive(conn net.Conn, done <-chan struct{}) {
+	tick := time.NewTicker(keepAliveInterval)
+	defer tick.Stop()
+	frame := appendFrameHeader(nil, frameKeepAlive, 0)
+	for {
+		select {
+		case <-done:
+			return
+		case <-tick.C:
+		}
+		if err := conn.SetWriteDeadline(time.Now().Add(writeTimeout)); err != nil {
+			_ = conn.Close()
+			return
+		}
+		if _, err := conn.Write(frame); err != nil {
+			_ = conn.Close()
+			return
+		}
+	}
+}
+
+// setStream records conn as peer from's message stream and closes the one
+// it replaces.
+func (t *Transport) setStream(from uint64, conn net.Conn) {
+	t.mu.Lock()
+	old := t.streams[from]
+	t.streams[from] = conn
+	t.mu.Unlock()
+	if old != nil {
+		t.logger.Debug("a new message stream from peer replaces the old one", "peer", from)
+		_ = old.Close()
+	}
+}
+
+func (t *Transport) clearStream(from uint64, conn net.Conn) {
+	t.mu.Lock()
+	if t.streams[from] == conn {
+		delete(t.streams, from)
+	}
+	t.mu.Unlock()
+}
+
+// logLimiter logs a recurring problem (a misconfigured peer redials every
+// second) at Warn at most once per refusalLogInterval, and at Debug in
+// between.
+type logLimiter struct {
+	mu   sync.Mutex
+	last time.Time
+}
+
+const refusalLogInterval = 30 * time.Second
+
+func (l *logLimiter) level() slog.Level {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if now := time.Now(); now.Sub(l.last) >= refusalLogInterval {
+		l.last = now
+		return slog.LevelWarn
+	}
+	return slog.LevelDebug
+}
