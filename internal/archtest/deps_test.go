@@ -39,3 +39,32 @@ func TestPureCoreImportsNoIO(t *testing.T) {
 		}
 	}
 }
+
+// TestOnlyRaftPackagesImportRaft checks that etcd raft stays behind
+// internal/raftnode, internal/storage and internal/transport.
+func TestOnlyRaftPackagesImportRaft(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "github.com/paddockhq/paddock/...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	allowed := map[string]bool{}
+	for _, p := range []string{"raftnode", "storage", "transport"} {
+		allowed["github.com/paddockhq/paddock/internal/"+p] = true
+	}
+	checked := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		checked++
+		for _, imp := range fields[1:] {
+			if strings.HasPrefix(imp, "go.etcd.io/raft/") && !allowed[fields[0]] {
+				t.Errorf("%s imports %s; only internal/raftnode, storage and transport may", fields[0], imp)
+			}
+		}
+	}
+	if checked < 10 {
+		t.Fatalf("go list returned only %d packages", checked)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"go.etcd.io/raft/v3/raftpb"
 
 	"github.com/paddockhq/paddock/internal/storage"
+	"github.com/paddockhq/paddock/internal/transport"
 )
 
 // ErrLeaderChanged fails a ReadIndex whose answer was lost to a change of
@@ -297,4 +298,60 @@ func (n *Node) updateProgress() {
 	n.status.Progress = prog
 	n.status.Voters, n.status.Learners = voters, learners
 	n.mu.Unlock()
+}
+
+// The node is the TCP transport's Handler and Reporter (ReportUnreachable
+// and ReportSnapshot above).
+
+// Raft steps a message from another member (transport.Handler).
+func (n *Node) Raft(m raftpb.Message) { n.Step(m) }
+
+// App passes an application message to Config.OnApp (transport.Handler).
+func (n *Node) App(from uint64, data []byte) {
+	if n.cfg.OnApp != nil {
+		n.cfg.OnApp(from, data)
+	}
+}
+
+// Snapshot stores a snapshot a leader streams (transport.Handler).
+func (n *Node) Snapshot(m raftpb.Message, r io.Reader, size int64) error {
+	return n.ReceiveSnapshot(m, r, size)
+}
+
+// SendApp sends an application message to another member's OnApp; it
+// reports false when the message was dropped (no TCP transport, unknown
+// member, or its queue is full).
+func (n *Node) SendApp(to uint64, data []byte) bool {
+	if n.tcp == nil {
+		return false
+	}
+	return n.tcp.SendApp(to, data)
+}
+
+// PeerConnected reports whether the stream to member id is up.
+func (n *Node) PeerConnected(id uint64) bool {
+	return n.tcp != nil && n.tcp.Connected(id)
+}
+
+// startTransport starts the TCP transport of Config.Peers.
+func (n *Node) startTransport() error {
+	tr, err := transport.New(transport.Config{
+		ID:           n.cfg.ID,
+		ClusterID:    n.cfg.ClusterID,
+		Listen:       n.cfg.Listen,
+		Peers:        n.cfg.Peers,
+		Handler:      n,
+		Reporter:     n,
+		OpenSnapshot: n.OpenSnapshot,
+		Logger:       n.cfg.Logger,
+	})
+	if err != nil {
+		return fmt.Errorf("raftnode: peer transport: %w", err)
+	}
+	if err := tr.Start(); err != nil {
+		return fmt.Errorf("raftnode: peer transport: %w", err)
+	}
+	n.tcp = tr
+	n.cfg.Transport = tr
+	return nil
 }

@@ -59,8 +59,21 @@ type Config struct {
 	// means a group of one: {ID}. Every member must be given the same
 	// lists, so that all write the same first entries.
 	Voters, Learners []uint64
-	// Transport carries raft messages to the other members; nil for a
-	// group of one.
+	// Peers maps every other member's id to its peer address; empty for a
+	// group of one. With Peers, Start runs a TCP transport
+	// (internal/transport) listening on Listen, unless Transport is set.
+	Peers map[uint64]string
+	// Listen is this member's peer address (host:port).
+	Listen string
+	// ClusterID names the group; members refuse peers with another one.
+	ClusterID string
+	// OnApp, if set, receives the application messages other members send
+	// with SendApp. It runs on the transport's goroutines and must not
+	// block for long.
+	OnApp func(from uint64, data []byte)
+	// Transport replaces the TCP transport (tests run groups in memory
+	// with it); it is then the caller's job to deliver messages to the
+	// other members' Step and ReceiveSnapshot.
 	Transport Transport
 	// OnLeaderChange, if set, is called from the node's goroutine when the
 	// known leader changes (lead is 0 when none is known); it must not
@@ -147,8 +160,8 @@ func (c Config) Validate() error {
 	if !self {
 		errs = append(errs, fmt.Errorf("ID %d is not among the voters %v or learners %v", c.ID, c.Voters, c.Learners))
 	}
-	if len(seen) > 1 && c.Transport == nil {
-		errs = append(errs, errors.New("a group of several members needs a Transport"))
+	if len(seen) > 1 && c.Transport == nil && len(c.Peers) == 0 {
+		errs = append(errs, errors.New("a group of several members needs Peers or a Transport"))
 	}
 	if c.WALSegmentBytes < 0 {
 		errs = append(errs, fmt.Errorf("WALSegmentBytes %d is negative", c.WALSegmentBytes))

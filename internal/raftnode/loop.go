@@ -123,6 +123,11 @@ func (n *Node) shutdown() {
 		}
 	default:
 	}
+	if n.tcp != nil {
+		if err := n.tcp.Close(); err != nil {
+			n.logger.Warn("closing the peer transport", "err", err)
+		}
+	}
 	n.closeErr = n.wal.Close()
 	close(n.done)
 }

@@ -14,6 +14,7 @@ import (
 	"go.etcd.io/raft/v3/raftpb"
 
 	"github.com/paddockhq/paddock/internal/storage"
+	"github.com/paddockhq/paddock/internal/transport"
 )
 
 // Errors returned by Node methods.
@@ -78,6 +79,7 @@ type Node struct {
 	ms     *raft.MemoryStorage
 	propc  chan proposal
 	recvc  chan raftpb.Message // from other members, for Step
+	tcp    *transport.Transport // when Config.Peers is set
 	ctrlc  chan func()         // work to run on the node's goroutine
 	wal    *storage.WAL
 
@@ -187,6 +189,12 @@ func Start(cfg Config, sm StateMachine) (*Node, error) {
 	}
 	n.rn = rn
 	n.status.ID, n.status.SnapshotIndex = cfg.ID, n.snapIndex
+	if cfg.Transport == nil && len(cfg.Peers) > 0 {
+		if err := n.startTransport(); err != nil {
+			_ = w.Close()
+			return nil, err
+		}
+	}
 	go n.run()
 	return n, nil
 }

@@ -4,19 +4,15 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"io"
 	"net"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"go.etcd.io/raft/v3/raftpb"
-
 	"github.com/paddockhq/paddock/internal/config"
 	"github.com/paddockhq/paddock/internal/proto"
 	"github.com/paddockhq/paddock/internal/raftnode"
-	"github.com/paddockhq/paddock/internal/transport"
 )
 
 // An ensemble is several servers whose raft nodes form one group. Every
@@ -60,73 +56,12 @@ func clusterID(cfg *config.Config) string {
 	return "paddock:" + strings.Join(ids, ",")
 }
 
-// newTransport returns the peer transport of an ensemble member.
-func (s *Server) newTransport() (*transport.Transport, error) {
-	var listen string
-	peers := make(map[uint64]string)
-	for _, srv := range s.cfg.Servers {
-		if srv.ID == s.cfg.ServerID {
-			listen = peerAddr(srv)
-			continue
-		}
-		peers[uint64(srv.ID)] = peerAddr(srv)
-	}
-	return transport.New(transport.Config{
-		ID:           uint64(s.cfg.ServerID),
-		ClusterID:    clusterID(s.cfg),
-		Listen:       listen,
-		Peers:        peers,
-		Handler:      (*peerHandler)(s),
-		Reporter:     (*peerHandler)(s),
-		OpenSnapshot: s.openSnapshot,
-		Logger:       s.log,
-	})
-}
-
-func (s *Server) openSnapshot(index uint64) (io.ReadCloser, int64, error) {
-	n := s.raft.Load()
-	if n == nil {
-		return nil, 0, errStopped
-	}
-	return n.OpenSnapshot(index)
-}
-
-// peerHandler receives what the other members send.
-type peerHandler Server
-
-func (h *peerHandler) Raft(m raftpb.Message) {
-	if n := (*Server)(h).raft.Load(); n != nil {
-		n.Step(m)
-	}
-}
-
-func (h *peerHandler) Snapshot(m raftpb.Message, r io.Reader, size int64) error {
-	n := (*Server)(h).raft.Load()
-	if n == nil {
-		return errStopped
-	}
-	return n.ReceiveSnapshot(m, r, size)
-}
-
-func (h *peerHandler) ReportUnreachable(id uint64) {
-	if n := (*Server)(h).raft.Load(); n != nil {
-		n.ReportUnreachable(id)
-	}
-}
-
-func (h *peerHandler) ReportSnapshot(id uint64, ok bool) {
-	if n := (*Server)(h).raft.Load(); n != nil {
-		n.ReportSnapshot(id, ok)
-	}
-}
-
 // Application messages between members.
 const appSessionTouch byte = 1
 
-// App receives session liveness from a follower: the leader pushes the
+// onApp receives session liveness from a follower: the leader pushes the
 // deadlines of those sessions.
-func (h *peerHandler) App(from uint64, data []byte) {
-	s := (*Server)(h)
+func (s *Server) onApp(from uint64, data []byte) {
 	if len(data) < 1 || data[0] != appSessionTouch || (len(data)-1)%8 != 0 {
 		s.log.Warn("ignoring a malformed message from a peer", "from", from, "bytes", len(data))
 		return
@@ -168,7 +103,7 @@ func (s *Server) touchLoop() {
 		for _, id := range ids {
 			msg = binary.BigEndian.AppendUint64(msg, uint64(id))
 		}
-		s.transport.SendApp(st.Lead, msg)
+		s.node.SendApp(st.Lead, msg)
 	}
 }
 
@@ -324,8 +259,17 @@ func (s *Server) raftConfig(dataDir, logDir string) raftnode.Config {
 		OnLeaderChange:   s.onLeaderChange,
 		Logger:           s.log,
 	}
-	if s.transport != nil {
-		cfg.Transport = s.transport
+	if !s.cfg.Standalone() {
+		cfg.ClusterID = clusterID(s.cfg)
+		cfg.OnApp = s.onApp
+		cfg.Peers = make(map[uint64]string)
+		for _, srv := range s.cfg.Servers {
+			if srv.ID == s.cfg.ServerID {
+				cfg.Listen = peerAddr(srv)
+			} else {
+				cfg.Peers[uint64(srv.ID)] = peerAddr(srv)
+			}
+		}
 	}
 	return cfg
 }

@@ -21,7 +21,6 @@ import (
 	"github.com/paddockhq/paddock/internal/proto"
 	"github.com/paddockhq/paddock/internal/raftnode"
 	"github.com/paddockhq/paddock/internal/session"
-	"github.com/paddockhq/paddock/internal/transport"
 	"github.com/paddockhq/paddock/internal/watch"
 )
 
@@ -42,10 +41,6 @@ type Server struct {
 	node    *raftnode.Node
 	ln      net.Listener
 
-	// raft is node, for the peer transport's handlers, which may run
-	// before Start has set node.
-	raft      atomic.Pointer[raftnode.Node]
-	transport *transport.Transport // nil for a standalone server
 	// serving is true while the server answers clients: a standalone
 	// server once started, an ensemble member while it knows a leader and
 	// has caught up with it.
@@ -123,23 +118,11 @@ func (s *Server) Start() error {
 	// the start time, then a counter.
 	s.sessSeq.Store(s.cfg.ServerID<<56 | int64(uint64(time.Now().UnixMilli())<<24>>8))
 	standalone := s.cfg.Standalone()
-	if !standalone {
-		tr, err := s.newTransport()
-		if err != nil {
-			return fmt.Errorf("server: peer transport: %w", err)
-		}
-		if err := tr.Start(); err != nil {
-			return fmt.Errorf("server: peer transport: %w", err)
-		}
-		s.transport = tr
-	}
 	node, err := raftnode.Start(s.raftConfig(filepath.Join(s.cfg.DataDir, "snap"), filepath.Join(s.cfg.DataLogDir, "wal")), (*machine)(s))
 	if err != nil {
-		s.closeTransport()
 		return err
 	}
 	s.node = node
-	s.raft.Store(node)
 	// Every session recovered from the log gets a fresh timeout.
 	now := time.Now()
 	s.mu.RLock()
@@ -212,7 +195,7 @@ func (s *Server) Close() error {
 	if s.node != nil {
 		err = s.node.Close()
 	}
-	s.closeTransport()
+
 	s.pendMu.Lock()
 	for id, c := range s.pending {
 		delete(s.pending, id)
@@ -221,14 +204,6 @@ func (s *Server) Close() error {
 	}
 	s.pendMu.Unlock()
 	return err
-}
-
-func (s *Server) closeTransport() {
-	if s.transport != nil {
-		if err := s.transport.Close(); err != nil {
-			s.log.Warn("closing the peer transport", "err", err)
-		}
-	}
 }
 
 func (s *Server) lastZxid() int64 { return s.zxid.Load() }
