@@ -11,17 +11,28 @@ go 1.26.8
 //     client for compatibility tests and the side-by-side benchmark.
 //   - github.com/HdrHistogram/hdrhistogram-go: latency histograms (bounded
 //     memory, 0.1% precision percentiles) for "paddock bench" (internal/bench).
+//   - gonum.org/v1/plot: the charts of the generated benchmark report
+//     (internal/benchreport, scripts/benchreport); not linked into paddock.
 require (
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
 	github.com/go-zookeeper/zk v1.0.4
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.9
 	go.etcd.io/raft/v3 v3.6.0
+	gonum.org/v1/plot v0.17.0
 )
 
 require (
+	codeberg.org/go-fonts/liberation v0.5.0 // indirect
+	codeberg.org/go-latex/latex v0.2.0 // indirect
+	codeberg.org/go-pdf/fpdf v0.11.1 // indirect
+	git.sr.ht/~sbinet/gg v0.7.0 // indirect
+	github.com/ajstarks/svgo v0.0.0-20211024235047-1546f124cd8b // indirect
 	github.com/gogo/protobuf v1.3.2 // indirect
+	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	golang.org/x/image v0.30.0 // indirect
+	golang.org/x/text v0.28.0 // indirect
 	google.golang.org/protobuf v1.33.0 // indirect
 )

@@ -78,9 +78,9 @@ type Node struct {
 	rn     *raft.RawNode // owned by the run goroutine
 	ms     *raft.MemoryStorage
 	propc  chan proposal
-	recvc  chan raftpb.Message // from other members, for Step
+	recvc  chan raftpb.Message  // from other members, for Step
 	tcp    *transport.Transport // when Config.Peers is set
-	ctrlc  chan func()         // work to run on the node's goroutine
+	ctrlc  chan func()          // work to run on the node's goroutine
 	wal    *storage.WAL
 
 	// Owned by the run goroutine.
