@@ -380,6 +380,55 @@ func (s *Server) writeMntr(b *strings.Builder) {
 	for _, k := range mntrKeys {
 		fmt.Fprintf(b, "%s\t%s\n", k, values[k])
 	}
+	s.writeMntrEnsemble(b)
+}
+
+// writeMntrEnsemble adds the keys ZooKeeper prints for a quorum member:
+// the quorum size and peer state on every member, and on the leader its
+// view of the others (a member is synced when it is replicating, not
+// being probed or sent a snapshot, and was heard from within an election
+// timeout).
+func (s *Server) writeMntrEnsemble(b *strings.Builder) {
+	if s.cfg.Standalone() {
+		return
+	}
+	st := s.node.Status()
+	fmt.Fprintf(b, "zk_quorum_size\t%d\n", len(st.Voters))
+	state := "looking"
+	switch {
+	case !s.serving.Load():
+	case st.IsLeader:
+		state = "leading - broadcast"
+	case st.IsLearner():
+		state = "observing - broadcast"
+	default:
+		state = "following - broadcast"
+	}
+	fmt.Fprintf(b, "zk_peer_state\t%s\n", state)
+	if !st.IsLeader {
+		return
+	}
+	learners, followers, observers := 0, 0, 0
+	for id, p := range st.Progress {
+		if id == st.ID {
+			continue
+		}
+		if p.Active {
+			learners++
+		}
+		if p.Active && p.State == "StateReplicate" {
+			if p.IsLearner {
+				observers++
+			} else {
+				followers++
+			}
+		}
+	}
+	fmt.Fprintf(b, "zk_learners\t%d\n", learners)
+	fmt.Fprintf(b, "zk_synced_followers\t%d\n", followers)
+	fmt.Fprintf(b, "zk_synced_non_voting_followers\t%d\n", 0)
+	fmt.Fprintf(b, "zk_synced_observers\t%d\n", observers)
+	fmt.Fprintf(b, "zk_pending_syncs\t%d\n", 0)
 }
 
 // sessionOf returns the session id of a watcher.
