@@ -164,8 +164,10 @@ func (s *Server) leaderLoop() {
 		if ev.lead == 0 || s.serving.Load() {
 			continue
 		}
-		// Catch up with what the leader has committed before serving.
-		ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+		// Catch up with what the leader has committed before serving. A
+		// read-index request can be lost with a stream: ask again soon.
+		election, _ := s.cfg.RaftTiming()
+		ctx, cancel := context.WithTimeout(s.ctx, max(time.Second, 4*election))
 		idx, err := s.node.ReadIndex(ctx)
 		if err == nil {
 			err = s.node.WaitApplied(ctx, idx)

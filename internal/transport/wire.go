@@ -213,14 +213,18 @@ func readPayload(r io.Reader, buf []byte, n int) ([]byte, error) {
 	return bb.Bytes(), nil
 }
 
-// decodeRaft decodes a raft message and checks that it comes from the
-// stream's peer and is addressed to this member.
+// decodeRaft decodes a raft message and checks that it is addressed to this
+// member and comes from the stream's peer. Proposals and read-index
+// requests are the exception: raft forwards them to the leader with the
+// original sender's From (a member that was the leader passes on those it
+// received before it lost the leadership).
 func decodeRaft(p []byte, from, to uint64) (raftpb.Message, error) {
 	var m raftpb.Message
 	if err := m.Unmarshal(p); err != nil {
 		return m, fmt.Errorf("transport: decoding raft message: %w", err)
 	}
-	if m.From != from || m.To != to {
+	forwarded := m.Type == raftpb.MsgProp || m.Type == raftpb.MsgReadIndex
+	if (m.From != from && !forwarded) || m.To != to {
 		return m, fmt.Errorf("transport: raft message from %d to %d on the stream from %d to %d",
 			m.From, m.To, from, to)
 	}

@@ -184,7 +184,7 @@ func FuzzFrames(f *testing.F) {
 				t.Fatalf("accepted a %v frame of %d bytes", typ, len(p))
 			}
 			if typ == frameRaft {
-				if m, err := decodeRaft(p, 2, 1); err == nil && (m.From != 2 || m.To != 1) {
+				if m, err := decodeRaft(p, 2, 1); err == nil && ((m.From != 2 && m.Type != raftpb.MsgProp && m.Type != raftpb.MsgReadIndex) || m.To != 1) {
 					t.Fatalf("decodeRaft accepted %+v", m)
 				}
 			}
@@ -194,4 +194,31 @@ func FuzzFrames(f *testing.F) {
 			t.Fatalf("readSnapshotHeader accepted %+v, size %d", m, size)
 		}
 	})
+}
+
+// TestDecodeRaftForwarded: raft forwards proposals and read-index requests
+// with their original sender, so those may come from another member than
+// the stream's; every other message must come from the stream's peer.
+func TestDecodeRaftForwarded(t *testing.T) {
+	for _, tc := range []struct {
+		typ  raftpb.MessageType
+		from uint64
+		ok   bool
+	}{
+		{raftpb.MsgProp, 3, true},
+		{raftpb.MsgReadIndex, 3, true},
+		{raftpb.MsgApp, 3, false},
+		{raftpb.MsgHeartbeat, 3, false},
+		{raftpb.MsgApp, 2, true},
+	} {
+		m := raftpb.Message{Type: tc.typ, From: tc.from, To: 1}
+		p, err := m.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = decodeRaft(p, 2, 1)
+		if (err == nil) != tc.ok {
+			t.Errorf("%v from %d on the stream from 2: err %v, want ok=%v", tc.typ, tc.from, err, tc.ok)
+		}
+	}
 }
