@@ -116,6 +116,13 @@ type leaderEvent struct {
 // onLeaderChange is raftnode's hook; it runs on raft's goroutine, so it
 // only hands the event to leaderLoop (the newest event wins).
 func (s *Server) onLeaderChange(lead uint64, isLeader bool) {
+	// A new leader gives every session a fresh timeout before its expiry
+	// loop may look at the deadlines, which were kept only for the
+	// sessions of this member's own clients.
+	if isLeader {
+		s.tracker.ResetAll(time.Now())
+	}
+	s.expires.Store(isLeader)
 	ev := leaderEvent{lead, isLeader}
 	for {
 		select {
@@ -155,7 +162,6 @@ func (s *Server) leaderLoop() {
 				continue
 			}
 			if ev.isLeader {
-				s.tracker.ResetAll(time.Now())
 				s.log.Info("leading the ensemble", "sessions", s.tracker.Len())
 			}
 		case <-retry:

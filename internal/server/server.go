@@ -46,6 +46,10 @@ type Server struct {
 	// has caught up with it.
 	serving atomic.Bool
 	leaderc chan leaderEvent // newest leader change, for leaderLoop
+	// expires is true while this member decides session expiry: always
+	// standalone, and in an ensemble while it leads (set once the
+	// deadlines were reset for its term).
+	expires atomic.Bool
 
 	// zxid is the last applied zxid, readable without the state lock.
 	zxid atomic.Int64
@@ -415,7 +419,7 @@ func (s *Server) expiryLoop() {
 			return
 		case now := <-t.C:
 			// Only the leader decides expiry, once for the ensemble.
-			if !s.cfg.Standalone() && !s.node.Status().IsLeader {
+			if !s.cfg.Standalone() && !s.expires.Load() {
 				continue
 			}
 			for _, id := range s.tracker.Expired(now) {
