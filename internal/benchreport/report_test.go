@@ -1,0 +1,231 @@
+package benchreport_test
+
+import (
+	"bytes"
+	"flag"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/paddockhq/paddock/internal/benchreport"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/section.golden.md from the current output")
+
+const (
+	resultsFile = "testdata/results.jsonl"
+	goldenFile  = "testdata/section.golden.md"
+	// reportCommand is the command the golden section shows.
+	reportCommand = "go run ./scripts/benchreport -in bench-results/results.jsonl -out docs"
+)
+
+func readResults(t *testing.T) *benchreport.Data {
+	t.Helper()
+	f, err := os.Open(resultsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	d, err := benchreport.Read(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func markdown(t *testing.T) []byte {
+	t.Helper()
+	return benchreport.Markdown(benchreport.Summarize(readResults(t)),
+		benchreport.MarkdownOptions{ReportCommand: reportCommand, ChartDir: benchreport.ChartDir})
+}
+
+// TestMarkdownGolden renders testdata/results.jsonl and compares it with the
+// golden section; go test -run TestMarkdownGolden -update rewrites it.
+func TestMarkdownGolden(t *testing.T) {
+	got := markdown(t)
+	if *update {
+		if err := os.WriteFile(goldenFile, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(goldenFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("Markdown differs from %s (rerun with -update if the change is intended):\n%s",
+			goldenFile, lineDiff(string(want), string(got)))
+	}
+	if again := markdown(t); !bytes.Equal(again, got) {
+		t.Error("two renderings of the same results differ")
+	}
+}
+
+// lineDiff shows the first differing line of want and got.
+func lineDiff(want, got string) string {
+	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := range max(len(wl), len(gl)) {
+		var w, g string
+		if i < len(wl) {
+			w = wl[i]
+		}
+		if i < len(gl) {
+			g = gl[i]
+		}
+		if w != g {
+			return "line " + strconv.Itoa(i+1) + ":\n  want: " + w + "\n  got:  " + g
+		}
+	}
+	return "(no line differs)"
+}
+
+// TestSummarize checks the aggregation itself on the test data: medians
+// over repetitions, failed runs left out, ratios of medians.
+func TestSummarize(t *testing.T) {
+	s := benchreport.Summarize(readResults(t))
+	if len(s.Modes) != 1 || s.Modes[0].Mode != "standalone" {
+		t.Fatalf("modes = %+v, want one, standalone", s.Modes)
+	}
+	ms := s.Modes[0]
+	if len(ms.Workloads) != 2 || ms.Workloads[0].Workload != "get" || ms.Workloads[1].Workload != "watch-fanout" {
+		t.Fatalf("workload rows = %+v, want get then watch-fanout", ms.Workloads)
+	}
+	get := ms.Workloads[0]
+	wantStat(t, "get ZooKeeper ops/s", get.ZK.OpsPerS, benchreport.Stat{Median: 55000, Min: 50000, Max: 60000, N: 2})
+	wantStat(t, "get Paddock p99", get.PD.P99, benchreport.Stat{Median: 9500, Min: 9000, Max: 10000, N: 2})
+	if r, ok := benchreport.Ratio(get.ZK.OpsPerS, get.PD.OpsPerS); !ok || math.Abs(r-210000.0/55000) > 1e-12 {
+		t.Errorf("get throughput ratio = %v, %v; want %v", r, ok, 210000.0/55000)
+	}
+	fan := ms.Workloads[1]
+	if fan.ZK.Failed != 1 || fan.ZK.OpsPerS.N != 1 || fan.ZK.OpsPerS.Median != 600 {
+		t.Errorf("watch-fanout ZooKeeper: failed %d, ops/s %+v; want the failed run left out", fan.ZK.Failed, fan.ZK.OpsPerS)
+	}
+	if fan.PD.Errors != 2 {
+		t.Errorf("watch-fanout Paddock errors = %d, want 2", fan.PD.Errors)
+	}
+	if len(s.Failed) != 1 || len(s.WithErrors) != 1 {
+		t.Errorf("failed %d, with errors %d; want 1 and 1", len(s.Failed), len(s.WithErrors))
+	}
+	if len(ms.Clients) != 2 || ms.Clients[0].Sessions != 1 || ms.Clients[1].Sessions != 4 {
+		t.Errorf("client rows = %+v, want sessions 1 then 4", ms.Clients)
+	}
+	if ms.Memory == nil || ms.Restart == nil {
+		t.Fatal("memory or restart figures missing")
+	}
+	// Paddock: (52e6-12e6)/1e5 = 400 and (50.5e6-12.5e6)/1e5 = 380 B per znode.
+	wantStat(t, "Paddock RSS per znode", ms.Memory.PD.PerZnode, benchreport.Stat{Median: 390, Min: 380, Max: 400, N: 2})
+	wantStat(t, "ZooKeeper populate rate", ms.Memory.ZK.PopulateRate, benchreport.Stat{Median: 12500, Min: 12500, Max: 12500, N: 1})
+	wantStat(t, "Paddock restart serving", ms.Restart.PD.Serving, benchreport.Stat{Median: 1.5, Min: 1.25, Max: 1.75, N: 2})
+	wantStat(t, "load", s.Load1, benchreport.Stat{Median: 1.5, Min: 1, Max: 3, N: 20})
+}
+
+func wantStat(t *testing.T, what string, got, want benchreport.Stat) {
+	t.Helper()
+	if got != want {
+		t.Errorf("%s = %+v, want %+v", what, got, want)
+	}
+}
+
+func TestNewStat(t *testing.T) {
+	for _, tc := range []struct {
+		in   []float64
+		want benchreport.Stat
+	}{
+		{nil, benchreport.Stat{}},
+		{[]float64{5}, benchreport.Stat{Median: 5, Min: 5, Max: 5, N: 1}},
+		{[]float64{3, 1, 2}, benchreport.Stat{Median: 2, Min: 1, Max: 3, N: 3}},
+		{[]float64{4, 1, 3, 2}, benchreport.Stat{Median: 2.5, Min: 1, Max: 4, N: 4}},
+	} {
+		in := append([]float64(nil), tc.in...)
+		if got := benchreport.NewStat(tc.in); got != tc.want {
+			t.Errorf("NewStat(%v) = %+v, want %+v", in, got, tc.want)
+		}
+		for i := range in {
+			if in[i] != tc.in[i] {
+				t.Errorf("NewStat reordered its argument: %v", tc.in)
+			}
+		}
+	}
+	if _, ok := benchreport.Ratio(benchreport.Stat{}, benchreport.NewStat([]float64{1})); ok {
+		t.Error("Ratio with no ZooKeeper figure reported ok")
+	}
+}
+
+func TestReadErrors(t *testing.T) {
+	const header = `{"type":"header","date":"2026-01-01T00:00:00Z"}` + "\n"
+	for _, tc := range []struct {
+		name, in, want string
+	}{
+		{"empty", "", "no header"},
+		{"record before header", `{"type":"restart","server":"paddock"}` + "\n" + header, "before the header"},
+		{"two headers", header + header, "second header"},
+		{"unknown type", header + `{"type":"surprise"}`, `unknown record type "surprise"`},
+		{"unknown server", header + `{"type":"bench","server":"etcd"}`, `unknown server "etcd"`},
+		{"bad JSON", header + `{"type":"bench",`, "line 2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := benchreport.Read(strings.NewReader(tc.in))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Read: error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestGenerate runs the whole command on a copy of a document: the charts
+// are SVG files, the section between the markers is the golden one with the
+// command Generate names, and the rest of the document is untouched.
+func TestGenerate(t *testing.T) {
+	dir := t.TempDir()
+	before := "# Benchmarks\n\nIntro.\n\n## Side by side\n\nHand-written.\n\n" + benchreport.BeginMarker + "\n"
+	after := benchreport.EndMarker + "\n\n## Go client\n\nAppended by someone else.\n"
+	doc := before + "old generated text\n" + after
+	if err := os.WriteFile(filepath.Join(dir, benchreport.DocName), []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	written, err := benchreport.Generate(benchreport.Options{In: resultsFile, OutDir: dir, Command: reportCommand})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var charts int
+	for _, p := range written {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(p, ".svg") {
+			charts++
+			if !bytes.Contains(b, []byte("<svg")) || !bytes.HasSuffix(bytes.TrimSpace(b), []byte("</svg>")) {
+				t.Errorf("%s is not an SVG document", p)
+			}
+			if !bytes.Contains(b, []byte("Arial")) {
+				t.Errorf("%s names no fallback font", p)
+			}
+		}
+	}
+	if charts != 5 {
+		t.Errorf("wrote %d charts (%v), want 5: throughput, latency, clients, memory, restart", charts, written)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, benchreport.DocName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := before + string(markdown(t)) + after
+	if string(got) != want {
+		t.Errorf("document after Generate:\n%s", lineDiff(want, string(got)))
+	}
+	if st, err := os.Stat(filepath.Join(dir, benchreport.DocName)); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("document mode = %v, %v; want 0600 kept", st.Mode().Perm(), err)
+	}
+	for _, ref := range []string{"benchmarks/standalone-throughput.svg", "benchmarks/standalone-restart.svg"} {
+		if !strings.Contains(string(got), "]("+ref+")") {
+			t.Errorf("document does not link %s", ref)
+		}
+		if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(ref))); err != nil {
+			t.Errorf("linked chart: %v", err)
+		}
+	}
+}

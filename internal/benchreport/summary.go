@@ -1,0 +1,305 @@
+package benchreport
+
+import (
+	"cmp"
+	"slices"
+)
+
+// Stat is one figure over the repetitions of a measurement.
+type Stat struct {
+	Median, Min, Max float64
+	N                int // values; 0 means not measured
+}
+
+// NewStat returns the median, minimum and maximum of xs (the median of an
+// even count is the mean of the middle two).
+func NewStat(xs []float64) Stat {
+	if len(xs) == 0 {
+		return Stat{}
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	med := s[n/2]
+	if n%2 == 0 {
+		med = (s[n/2-1] + s[n/2]) / 2
+	}
+	return Stat{Median: med, Min: s[0], Max: s[n-1], N: n}
+}
+
+// Ratio returns pd.Median / zk.Median, or false when either is missing or
+// ZooKeeper's is not positive.
+func Ratio(zk, pd Stat) (float64, bool) {
+	if zk.N == 0 || pd.N == 0 || zk.Median <= 0 {
+		return 0, false
+	}
+	return pd.Median / zk.Median, true
+}
+
+// Both holds one figure for each server.
+type Both[T any] struct {
+	ZK, PD T
+}
+
+// Figures are one server's figures for one group of bench runs.
+type Figures struct {
+	OpsPerS, P50, P90, P99, P999, CPUPerOp, RSS Stat
+	// Errors sums the errors the measured runs counted; Failed counts the
+	// runs that failed (and are left out of the figures).
+	Errors int64
+	Failed int
+}
+
+// Pair is one row of a table: the same workload and load on both servers.
+type Pair struct {
+	Workload           string
+	Sessions, Inflight int
+	Both[Figures]
+}
+
+// MemoryFigures are a server's memory with Znodes znodes.
+type MemoryFigures struct {
+	Znodes int64
+	// Idle is the RSS of the fresh server; RSS after populating Znodes znodes
+	// and a quiet period; PerZnode is (RSS - Idle) / Znodes per repetition.
+	Idle, RSS, PerZnode Stat
+	// PopulateRate is the populate run's znodes per second.
+	PopulateRate Stat
+	// SettleS is the quiet period before RSS was read, in seconds.
+	SettleS float64
+}
+
+// RestartFigures are a server's restarts with Znodes znodes.
+type RestartFigures struct {
+	Znodes                       int64
+	Serving, Read                Stat // seconds from the process start
+	DataDir, RSSBefore, RSSAfter Stat // bytes
+	PopulateRate                 Stat // znodes per second while populating
+}
+
+// ModeSummary is everything measured in one mode (standalone, ...).
+type ModeSummary struct {
+	Mode string
+	// Workloads are the runs of SeriesWorkload, in order of first
+	// appearance; Clients those of SeriesClients, by workload (in order of
+	// first appearance) and then by sessions.
+	Workloads, Clients []Pair
+	Memory             *Both[MemoryFigures]  // nil without a memory phase
+	Restart            *Both[RestartFigures] // nil without a restart phase
+}
+
+// Summary is a results file, aggregated.
+type Summary struct {
+	Header Header
+	Modes  []ModeSummary
+	// Load1 is the 1-minute load average before each run.
+	Load1 Stat
+	// Failed lists the failed bench runs; WithErrors the others whose
+	// measured window counted errors.
+	Failed, WithErrors []Run
+}
+
+// Summarize aggregates d: per mode, series, workload and client count, the
+// median and range of each figure over the repetitions, per server.
+func Summarize(d *Data) *Summary {
+	s := &Summary{Header: d.Header}
+	var loads []float64
+	var modes []string
+	addMode := func(m string) {
+		if !slices.Contains(modes, m) {
+			modes = append(modes, m)
+		}
+	}
+	for _, r := range d.Runs {
+		addMode(r.Mode)
+		loads = append(loads, r.Load1)
+		switch {
+		case r.Failed:
+			s.Failed = append(s.Failed, r)
+		case r.Errors > 0:
+			s.WithErrors = append(s.WithErrors, r)
+		}
+	}
+	for _, m := range d.Memory {
+		addMode(m.Mode)
+	}
+	for _, r := range d.Restarts {
+		addMode(r.Mode)
+		loads = append(loads, r.Load1)
+	}
+	s.Load1 = NewStat(loads)
+	for _, m := range modes {
+		s.Modes = append(s.Modes, summarizeMode(d, m))
+	}
+	return s
+}
+
+func summarizeMode(d *Data, mode string) ModeSummary {
+	ms := ModeSummary{Mode: mode}
+	var runs []Run
+	for _, r := range d.Runs {
+		if r.Mode == mode {
+			runs = append(runs, r)
+		}
+	}
+	ms.Workloads = pairs(runs, SeriesWorkload)
+	ms.Clients = pairs(runs, SeriesClients)
+	slices.SortStableFunc(ms.Clients, func(a, b Pair) int {
+		return cmp.Or(cmp.Compare(firstIndex(ms.Clients, a.Workload), firstIndex(ms.Clients, b.Workload)),
+			cmp.Compare(a.Sessions, b.Sessions))
+	})
+	ms.Memory = memory(d, runs, mode)
+	ms.Restart = restart(d, runs, mode)
+	return ms
+}
+
+func firstIndex(ps []Pair, workload string) int {
+	return slices.IndexFunc(ps, func(p Pair) bool { return p.Workload == workload })
+}
+
+// pairs groups the runs of one series by workload, sessions and inflight.
+func pairs(runs []Run, series string) []Pair {
+	type key struct {
+		workload           string
+		sessions, inflight int
+	}
+	var keys []key
+	groups := map[key]*Both[[]Run]{}
+	for _, r := range runs {
+		if r.Series != series {
+			continue
+		}
+		k := key{r.Workload, r.Sessions, r.Inflight}
+		g := groups[k]
+		if g == nil {
+			g = &Both[[]Run]{}
+			groups[k] = g
+			keys = append(keys, k)
+		}
+		if r.Server == ZooKeeper {
+			g.ZK = append(g.ZK, r)
+		} else {
+			g.PD = append(g.PD, r)
+		}
+	}
+	out := make([]Pair, 0, len(keys))
+	for _, k := range keys {
+		g := groups[k]
+		out = append(out, Pair{
+			Workload: k.workload, Sessions: k.sessions, Inflight: k.inflight,
+			Both: Both[Figures]{ZK: figures(g.ZK), PD: figures(g.PD)},
+		})
+	}
+	return out
+}
+
+// figures aggregates one server's runs of one group, leaving out failed runs.
+func figures(runs []Run) Figures {
+	var f Figures
+	var ops, p50, p90, p99, p999, cpu, rss []float64
+	for _, r := range runs {
+		if r.Failed {
+			f.Failed++
+			continue
+		}
+		f.Errors += r.Errors
+		ops = append(ops, r.OpsPerS)
+		p50 = append(p50, float64(r.Latency.P50))
+		p90 = append(p90, float64(r.Latency.P90))
+		p99 = append(p99, float64(r.Latency.P99))
+		p999 = append(p999, float64(r.Latency.P999))
+		if r.ServerCPUUsPerOp != nil {
+			cpu = append(cpu, *r.ServerCPUUsPerOp)
+		}
+		if r.ServerRSSBytes != nil {
+			rss = append(rss, float64(*r.ServerRSSBytes))
+		}
+	}
+	f.OpsPerS, f.P50, f.P90, f.P99, f.P999 = NewStat(ops), NewStat(p50), NewStat(p90), NewStat(p99), NewStat(p999)
+	f.CPUPerOp, f.RSS = NewStat(cpu), NewStat(rss)
+	return f
+}
+
+// populateRates returns, per server, the rates of the series' successful
+// populate runs.
+func populateRates(runs []Run, series string) Both[Stat] {
+	var zk, pd []float64
+	for _, r := range runs {
+		if r.Series != series || r.Failed {
+			continue
+		}
+		if r.Server == ZooKeeper {
+			zk = append(zk, r.OpsPerS)
+		} else {
+			pd = append(pd, r.OpsPerS)
+		}
+	}
+	return Both[Stat]{ZK: NewStat(zk), PD: NewStat(pd)}
+}
+
+func memory(d *Data, runs []Run, mode string) *Both[MemoryFigures] {
+	var ms Both[[]Memory]
+	for _, m := range d.Memory {
+		if m.Mode != mode {
+			continue
+		}
+		if m.Server == ZooKeeper {
+			ms.ZK = append(ms.ZK, m)
+		} else {
+			ms.PD = append(ms.PD, m)
+		}
+	}
+	if len(ms.ZK)+len(ms.PD) == 0 {
+		return nil
+	}
+	rates := populateRates(runs, SeriesMemory)
+	agg := func(list []Memory, rate Stat) MemoryFigures {
+		var f MemoryFigures
+		var idle, rss, per []float64
+		for _, m := range list {
+			f.Znodes, f.SettleS = m.Znodes, m.SettleS
+			idle = append(idle, float64(m.IdleRSSBytes))
+			rss = append(rss, float64(m.RSSBytes))
+			if m.Znodes > 0 {
+				per = append(per, float64(m.RSSBytes-m.IdleRSSBytes)/float64(m.Znodes))
+			}
+		}
+		f.Idle, f.RSS, f.PerZnode, f.PopulateRate = NewStat(idle), NewStat(rss), NewStat(per), rate
+		return f
+	}
+	return &Both[MemoryFigures]{ZK: agg(ms.ZK, rates.ZK), PD: agg(ms.PD, rates.PD)}
+}
+
+func restart(d *Data, runs []Run, mode string) *Both[RestartFigures] {
+	var rs Both[[]Restart]
+	for _, r := range d.Restarts {
+		if r.Mode != mode {
+			continue
+		}
+		if r.Server == ZooKeeper {
+			rs.ZK = append(rs.ZK, r)
+		} else {
+			rs.PD = append(rs.PD, r)
+		}
+	}
+	if len(rs.ZK)+len(rs.PD) == 0 {
+		return nil
+	}
+	rates := populateRates(runs, SeriesRestartPopulate)
+	agg := func(list []Restart, rate Stat) RestartFigures {
+		var f RestartFigures
+		var serving, read, data, before, after []float64
+		for _, r := range list {
+			f.Znodes = r.Znodes
+			serving = append(serving, r.ServingS)
+			read = append(read, r.ReadS)
+			data = append(data, float64(r.DataDirBytes))
+			before = append(before, float64(r.RSSBeforeBytes))
+			after = append(after, float64(r.RSSAfterBytes))
+		}
+		f.Serving, f.Read, f.DataDir = NewStat(serving), NewStat(read), NewStat(data)
+		f.RSSBefore, f.RSSAfter, f.PopulateRate = NewStat(before), NewStat(after), rate
+		return f
+	}
+	return &Both[RestartFigures]{ZK: agg(rs.ZK, rates.ZK), PD: agg(rs.PD, rates.PD)}
+}
