@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"go.etcd.io/raft/v3"
@@ -26,6 +27,7 @@ func (n *Node) run() {
 			case <-ticker.C:
 				n.rn.Tick()
 				n.updateProgress()
+				n.watchLeader()
 			case p := <-n.propc:
 				n.propose(p)
 			case m := <-n.recvc:
@@ -87,6 +89,12 @@ func (n *Node) propose(p proposal) {
 
 // step hands a received message to raft.
 func (n *Node) step(m raftpb.Message) {
+	if m.From == n.raftLead && n.raftLead != raft.None {
+		n.leaderTicks = 0
+		if n.lead == raft.None { // a learner hears from its leader again
+			n.setLeader(n.raftLead, false)
+		}
+	}
 	if err := n.rn.Step(m); err != nil && !errors.Is(err, raft.ErrStepPeerNotFound) {
 		n.logger.Debug("raft refused a message", "type", m.Type.String(), "from", m.From, "err", err)
 	}
@@ -135,6 +143,7 @@ func (n *Node) shutdown() {
 // handleReady persists, applies and acknowledges one Ready.
 func (n *Node) handleReady(rd raft.Ready) error {
 	if rd.SoftState != nil {
+		n.raftLead, n.leaderTicks = rd.SoftState.Lead, 0
 		n.setLeader(rd.SoftState.Lead, rd.SoftState.RaftState == raft.StateLeader)
 	}
 	if !raft.IsEmptySnap(rd.Snapshot) {
@@ -265,6 +274,22 @@ func (n *Node) setLeader(lead uint64, isLeader bool) {
 		if n.cfg.OnLeaderChange != nil {
 			n.cfg.OnLeaderChange(lead, isLeader)
 		}
+	}
+}
+
+// watchLeader makes a learner notice that its leader is gone, which raft
+// never does: a learner has no election timeout (etcd raft's tickElection
+// only acts for promotable nodes), so it would keep a dead leader forever,
+// and serve while no quorum exists. After an election timeout without a
+// message from its leader, a learner reports no leader, until it hears from
+// that leader again or raft reports a new one.
+func (n *Node) watchLeader() {
+	if n.raftLead == raft.None || n.lead == raft.None || !slices.Contains(n.confState.Learners, n.cfg.ID) {
+		return
+	}
+	n.leaderTicks++
+	if n.leaderTicks > n.cfg.ElectionTicks {
+		n.setLeader(raft.None, false)
 	}
 }
 

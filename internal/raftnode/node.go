@@ -92,6 +92,8 @@ type Node struct {
 	campaigned   bool
 	lead         uint64
 	lastSaved    uint64 // index of the last entry durable in the WAL
+	raftLead     uint64 // the leader raft reports; lead hides it from a learner that lost it
+	leaderTicks  int    // ticks since a learner last heard from raftLead
 
 	applied     atomic.Uint64
 	appliedMu   sync.Mutex

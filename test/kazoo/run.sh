@@ -17,7 +17,10 @@
 #
 # Environment: PADDOCK_BIN; REAL_JAVA (default /usr/bin/java);
 # KAZOO_SUITE_TIMEOUT (seconds, default 900); KAZOO_TESTS (default
-# /usr/lib/python3/dist-packages/kazoo/tests).
+# /usr/lib/python3/dist-packages/kazoo/tests); KAZOO_CLUSTER_SIZE (servers
+# kazoo's harness runs as one ensemble, default 1); KAZOO_DESELECT (the
+# deselect list, default deselect.txt; deselect-ensemble.txt is the one for
+# a cluster of 3).
 # Exit status: pytest's (0 = all selected tests passed), 2 on usage errors,
 # 124 on timeout.
 
@@ -74,7 +77,35 @@ fi
 
 # A free port on 127.0.0.1 for the client port (with one server kazoo uses
 # only the base port; the admin port it also writes is disabled by the shim).
-port=$("$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+# A cluster of N servers uses base+10i+{0,1,2,3} for server i (client,
+# election, quorum and admin ports): pick a base below the ephemeral range
+# where all of them are free.
+size=${KAZOO_CLUSTER_SIZE:-1}
+if [ "$size" = 1 ]; then
+	port=$("$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+else
+	port=$("$python" - "$size" <<'EOF'
+import random, socket, sys
+size = int(sys.argv[1])
+def free(p):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", p))
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+for _ in range(1000):
+    base = random.randrange(20000, 32000 - 10 * size, 10)
+    if all(free(base + 10 * i + k) for i in range(size) for k in range(4)):
+        print(base)
+        sys.exit(0)
+sys.exit("run.sh: no free block of ports for %d servers" % size)
+EOF
+)
+fi
+deselect_file=${KAZOO_DESELECT:-$here/deselect.txt}
 
 # Deselections: every line of deselect.txt for all targets or this one.
 deselect=()
@@ -87,18 +118,18 @@ while IFS= read -r line; do
 		words=("${words[@]:1}")
 	fi
 	[ ${#words[@]} -eq 1 ] || {
-		echo "run.sh: deselect.txt: bad line: $line" >&2
+		echo "run.sh: $deselect_file: bad line: $line" >&2
 		exit 2
 	}
 	deselect+=(--deselect "${words[0]}")
-done <"$here/deselect.txt"
+done <"$deselect_file"
 
 export PATH="$here/shim:$PATH"
 export KAZOO_SHIM_TARGET=$target
 export KAZOO_SHIM_PIDFILE=$pidfile
 export REAL_JAVA=${REAL_JAVA:-/usr/bin/java}
 export PADDOCK_BIN=${PADDOCK_BIN:-}
-export ZOOKEEPER_CLUSTER_SIZE=1
+export ZOOKEEPER_CLUSTER_SIZE=$size
 export ZOOKEEPER_PORT_OFFSET=$port
 export ZOOKEEPER_VERSION=3.8.0
 export ZOOKEEPER_CLASSPATH=/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-log4j12.jar:/usr/share/java/log4j-1.2.jar
@@ -106,7 +137,7 @@ export PYTHONPATH="$here/pymods${PYTHONPATH:+:$PYTHONPATH}"
 export PYTHONDONTWRITEBYTECODE=1
 export TMPDIR=$work # kazoo's server working directories go here too
 
-echo "run.sh: kazoo suite against $target, client port $port, ${#deselect[@]} deselect arguments"
+echo "run.sh: kazoo suite against $target ($size servers), base port $port, ${#deselect[@]} deselect arguments from $deselect_file"
 cd "$work"
 status=0
 timeout -k 30 "${KAZOO_SUITE_TIMEOUT:-900}" \
