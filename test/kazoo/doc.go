@@ -14,7 +14,7 @@
 // stand-ins for the two third-party modules kazoo's tests import that Debian
 // does not install.
 //
-// TestKazooEnsemble runs the suite once more against a 3-member Paddock
+// TestKazooSuiteEnsemble runs the suite once more against a 3-member Paddock
 // ensemble (KAZOO_CLUSTER_SIZE=3: kazoo's harness starts the three members
 // through the same shim and gives its clients all three addresses), with
 // deselect-ensemble.txt listing what cannot pass there and why (reconfig,
