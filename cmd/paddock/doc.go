@@ -5,6 +5,7 @@
 //	               [--log-format text|json] [--log-level debug|info|warn|error]
 //	paddock version [--json]
 //	paddock bench --servers h1:p1,h2:p2 --workload get|set|... [--duration 10s] [--json]
+//	paddock example master|worker|submit --servers h1:p1,...
 //
 // "paddock server" reads Paddock's defaults, then the zoo.cfg given with
 // --config, then the flags (a flag wins over the file; each flag stands for a
@@ -16,6 +17,9 @@
 // "paddock bench" is a load generator for any ZooKeeper-protocol server,
 // built on the zk client (internal/bench; docs/bench.md lists its flags,
 // workloads and output).
+//
+// "paddock example" runs the roles of the ZooKeeper book's master–worker
+// application (examples/masterworker; docs/master-worker.md).
 //
 // Flags may also be written Go-style with one dash (-json, -port 2181).
 //

@@ -70,5 +70,6 @@ func newRootCmd() *cobra.Command {
 	}
 	root.AddCommand(newServerCmd(), newVersionCmd())
 	root.AddCommand(newBenchCmd())
+	root.AddCommand(newExampleCmd())
 	return root
 }
