@@ -26,6 +26,7 @@ const (
 	chartClients    = "clients"    // throughput by client count
 	chartMemory     = "memory"     // RSS idle and with znodes
 	chartRestart    = "restart"    // restart time
+	chartFailover   = "failover"   // leader failover time
 )
 
 func chartFile(mode, name string) string { return mode + "-" + name + ".svg" }
@@ -45,6 +46,9 @@ func modeCharts(ms ModeSummary) []string {
 	}
 	if ms.Restart != nil {
 		out = append(out, chartRestart)
+	}
+	if ms.Failover != nil {
+		out = append(out, chartFailover)
 	}
 	return out
 }
@@ -102,6 +106,12 @@ func drawChart(ms ModeSummary, name string) ([]byte, error) {
 			[]string{"srvr answers", "a read has answered"},
 			[]float64{r.ZK.Serving.Median, r.ZK.Read.Median},
 			[]float64{r.PD.Serving.Median, r.PD.Read.Median})
+	case chartFailover:
+		f := ms.Failover
+		return groupedBars(fmt.Sprintf("Leader failover after kill -9 (%s)", ms.Mode), "seconds from the kill",
+			[]string{"new leader (srvr)", "first write", "every session"},
+			[]float64{f.ZK.Leader.Median, f.ZK.FirstWrite.Median, f.ZK.AllWriters.Median},
+			[]float64{f.PD.Leader.Median, f.PD.FirstWrite.Median, f.PD.AllWriters.Median})
 	}
 	return nil, fmt.Errorf("unknown chart %q", name)
 }

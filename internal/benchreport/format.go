@@ -95,6 +95,10 @@ func size(s Stat) string {
 	return scaled(s, 1<<20, " MiB")
 }
 
+// plain formats x with up to 4 significant digits and no trailing zeros:
+// 10, 2.5.
+func plain(x float64) string { return strconv.FormatFloat(x, 'g', 4, 64) }
+
 // gib formats bytes in GiB.
 func gib(b float64) string { return decimals(b/(1<<30)) + " GiB" }
 

@@ -86,10 +86,14 @@ func lineDiff(want, got string) string {
 // over repetitions, failed runs left out, ratios of medians.
 func TestSummarize(t *testing.T) {
 	s := benchreport.Summarize(readResults(t))
-	if len(s.Modes) != 1 || s.Modes[0].Mode != "standalone" {
-		t.Fatalf("modes = %+v, want one, standalone", s.Modes)
+	if len(s.Modes) != 2 || s.Modes[0].Mode != "standalone" || s.Modes[1].Mode != "ensemble" {
+		t.Fatalf("modes = %+v, want standalone then ensemble", s.Modes)
 	}
 	ms := s.Modes[0]
+	if ms.Members != 1 || ms.Header.PaddockRevision != "0123456789ab" || ms.Failover != nil {
+		t.Errorf("standalone: members %d, revision %q, failover %v; want 1, the first header's, none",
+			ms.Members, ms.Header.PaddockRevision, ms.Failover)
+	}
 	if len(ms.Workloads) != 2 || ms.Workloads[0].Workload != "get" || ms.Workloads[1].Workload != "watch-fanout" {
 		t.Fatalf("workload rows = %+v, want get then watch-fanout", ms.Workloads)
 	}
@@ -106,8 +110,9 @@ func TestSummarize(t *testing.T) {
 	if fan.PD.Errors != 2 {
 		t.Errorf("watch-fanout Paddock errors = %d, want 2", fan.PD.Errors)
 	}
-	if len(s.Failed) != 1 || len(s.WithErrors) != 1 {
-		t.Errorf("failed %d, with errors %d; want 1 and 1", len(s.Failed), len(s.WithErrors))
+	if len(s.Failed) != 1 || len(s.WithErrors) != 1 || len(s.FailedFailovers) != 1 {
+		t.Errorf("failed %d, with errors %d, failed failovers %d; want 1, 1 and 1",
+			len(s.Failed), len(s.WithErrors), len(s.FailedFailovers))
 	}
 	if len(ms.Clients) != 2 || ms.Clients[0].Sessions != 1 || ms.Clients[1].Sessions != 4 {
 		t.Errorf("client rows = %+v, want sessions 1 then 4", ms.Clients)
@@ -119,7 +124,78 @@ func TestSummarize(t *testing.T) {
 	wantStat(t, "Paddock RSS per znode", ms.Memory.PD.PerZnode, benchreport.Stat{Median: 390, Min: 380, Max: 400, N: 2})
 	wantStat(t, "ZooKeeper populate rate", ms.Memory.ZK.PopulateRate, benchreport.Stat{Median: 12500, Min: 12500, Max: 12500, N: 1})
 	wantStat(t, "Paddock restart serving", ms.Restart.PD.Serving, benchreport.Stat{Median: 1.5, Min: 1.25, Max: 1.75, N: 2})
-	wantStat(t, "load", s.Load1, benchreport.Stat{Median: 1.5, Min: 1, Max: 3, N: 20})
+	wantStat(t, "standalone load", ms.Load1, benchreport.Stat{Median: 1.5, Min: 1, Max: 3, N: 20})
+	wantStat(t, "load", s.Load1, benchreport.Stat{Median: 2, Min: 1, Max: 4.5, N: 31})
+}
+
+// TestSummarizeEnsemble checks the ensemble records: the mode takes the
+// second header, CPU and RSS are the members' sums, the largest member is
+// kept apart, and a failed failover is left out of the failover figures.
+func TestSummarizeEnsemble(t *testing.T) {
+	s := benchreport.Summarize(readResults(t))
+	if len(s.Modes) != 2 {
+		t.Fatalf("modes = %+v, want two", s.Modes)
+	}
+	ms := s.Modes[1]
+	if ms.Members != 3 || ms.Header.PaddockRevision != "fedcba987654" || ms.Header.Settings.Workloads != "set" {
+		t.Errorf("ensemble: members %d, header %+v; want 3 and the second header", ms.Members, ms.Header)
+	}
+	if len(ms.Workloads) != 1 || ms.Workloads[0].Workload != "set" || len(ms.Clients) != 0 || ms.Restart != nil {
+		t.Fatalf("ensemble rows = %+v, want one set row and no clients or restart", ms)
+	}
+	set := ms.Workloads[0]
+	wantStat(t, "ensemble ZooKeeper CPU/op", set.ZK.CPUPerOp, benchreport.Stat{Median: 145, Min: 140, Max: 150, N: 2})
+	wantStat(t, "ensemble Paddock RSS", set.PD.RSS, benchreport.Stat{Median: 125e6, Min: 120e6, Max: 130e6, N: 2})
+	wantStat(t, "ensemble Paddock largest member", set.PD.MaxMemberRSS, benchreport.Stat{Median: 55e6, Min: 50e6, Max: 60e6, N: 2})
+	wantStat(t, "ensemble ZooKeeper largest member", set.ZK.MaxMemberRSS, benchreport.Stat{Median: 425e6, Min: 400e6, Max: 450e6, N: 2})
+	if ms.Memory == nil {
+		t.Fatal("ensemble memory missing")
+	}
+	wantStat(t, "ensemble Paddock largest member with znodes", ms.Memory.PD.MaxMember, benchreport.Stat{Median: 100e6, Min: 100e6, Max: 100e6, N: 1})
+	// (270e6 - 42e6) / 1e5 = 2280 B per znode over the three members.
+	wantStat(t, "ensemble Paddock RSS per znode", ms.Memory.PD.PerZnode, benchreport.Stat{Median: 2280, Min: 2280, Max: 2280, N: 1})
+
+	f := ms.Failover
+	if f == nil {
+		t.Fatal("failover figures missing")
+	}
+	if f.PD.Failed != 1 || f.ZK.Failed != 0 || f.PD.Writers != 8 || f.PD.SessionTimeoutS != 10 {
+		t.Errorf("failover: failed %d/%d, writers %d, timeout %v; want 0/1, 8, 10", f.ZK.Failed, f.PD.Failed, f.PD.Writers, f.PD.SessionTimeoutS)
+	}
+	wantStat(t, "Paddock new leader", f.PD.Leader, benchreport.Stat{Median: 0.7, Min: 0.6, Max: 0.8, N: 2})
+	wantStat(t, "ZooKeeper every writer", f.ZK.AllWriters, benchreport.Stat{Median: 1.8, Min: 1.6, Max: 2, N: 2})
+	wantStat(t, "Paddock rejoin (failed rep left out)", f.PD.Rejoin, benchreport.Stat{Median: 0.6, Min: 0.5, Max: 0.7, N: 2})
+	wantStat(t, "Paddock failed writes", f.PD.FailedWrites, benchreport.Stat{Median: 27, Min: 24, Max: 30, N: 2})
+	if r, ok := benchreport.Ratio(f.ZK.FirstWrite, f.PD.FirstWrite); !ok || math.Abs(r-0.72/1.0) > 1e-9 {
+		t.Errorf("first write ratio = %v, %v; want 0.72", r, ok)
+	}
+}
+
+// TestReadHeaders checks that each record belongs to the header before it.
+func TestReadHeaders(t *testing.T) {
+	const in = `{"type":"header","date":"2026-01-01T00:00:00Z","command":"a"}
+{"type":"bench","server":"paddock","mode":"standalone","series":"workload","workload":"get"}
+{"type":"header","date":"2026-01-02T00:00:00Z","command":"b","mode":"ensemble","members":3}
+{"type":"bench","server":"zookeeper","mode":"ensemble","series":"workload","workload":"get"}
+{"type":"failover","server":"paddock","mode":"ensemble","leader_s":0.5}
+{"type":"memory","server":"paddock","mode":"ensemble","members":3,"member_rss_bytes":[1,2,3]}
+`
+	d, err := benchreport.Read(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Headers) != 2 || d.Header.Command != "a" || d.Headers[1].Members != 3 {
+		t.Fatalf("headers = %+v (first %+v), want a then b with 3 members", d.Headers, d.Header)
+	}
+	if len(d.Runs) != 2 || d.Runs[0].Header != 0 || d.Runs[1].Header != 1 {
+		t.Errorf("runs = %+v, want the first under header 0, the second under header 1", d.Runs)
+	}
+	if len(d.Failovers) != 1 || d.Failovers[0].Header != 1 || d.Failovers[0].LeaderS != 0.5 {
+		t.Errorf("failovers = %+v, want one under header 1", d.Failovers)
+	}
+	if len(d.Memory) != 1 || d.Memory[0].Header != 1 || len(d.Memory[0].MemberRSSBytes) != 3 {
+		t.Errorf("memory = %+v, want one under header 1 with 3 members", d.Memory)
+	}
 }
 
 func wantStat(t *testing.T, what string, got, want benchreport.Stat) {
@@ -161,7 +237,7 @@ func TestReadErrors(t *testing.T) {
 	}{
 		{"empty", "", "no header"},
 		{"record before header", `{"type":"restart","server":"paddock"}` + "\n" + header, "before the header"},
-		{"two headers", header + header, "second header"},
+		{"unknown failover server", header + `{"type":"failover","server":"etcd"}`, `unknown server "etcd"`},
 		{"unknown type", header + `{"type":"surprise"}`, `unknown record type "surprise"`},
 		{"unknown server", header + `{"type":"bench","server":"etcd"}`, `unknown server "etcd"`},
 		{"bad JSON", header + `{"type":"bench",`, "line 2"},
@@ -206,8 +282,9 @@ func TestGenerate(t *testing.T) {
 			}
 		}
 	}
-	if charts != 5 {
-		t.Errorf("wrote %d charts (%v), want 5: throughput, latency, clients, memory, restart", charts, written)
+	if charts != 9 {
+		t.Errorf("wrote %d charts (%v), want 9: standalone throughput, latency, clients, memory, restart; "+
+			"ensemble throughput, latency, memory, failover", charts, written)
 	}
 	got, err := os.ReadFile(filepath.Join(dir, benchreport.DocName))
 	if err != nil {
@@ -220,7 +297,8 @@ func TestGenerate(t *testing.T) {
 	if st, err := os.Stat(filepath.Join(dir, benchreport.DocName)); err != nil || st.Mode().Perm() != 0o600 {
 		t.Errorf("document mode = %v, %v; want 0600 kept", st.Mode().Perm(), err)
 	}
-	for _, ref := range []string{"benchmarks/standalone-throughput.svg", "benchmarks/standalone-restart.svg"} {
+	for _, ref := range []string{"benchmarks/standalone-throughput.svg", "benchmarks/standalone-restart.svg",
+		"benchmarks/ensemble-throughput.svg", "benchmarks/ensemble-failover.svg"} {
 		if !strings.Contains(string(got), "]("+ref+")") {
 			t.Errorf("document does not link %s", ref)
 		}

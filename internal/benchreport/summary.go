@@ -41,9 +41,12 @@ type Both[T any] struct {
 	ZK, PD T
 }
 
-// Figures are one server's figures for one group of bench runs.
+// Figures are one server's figures for one group of bench runs. CPUPerOp
+// and RSS are summed over an ensemble's members; MaxMemberRSS is the largest
+// member's RSS at the end of each run.
 type Figures struct {
 	OpsPerS, P50, P90, P99, P999, CPUPerOp, RSS Stat
+	MaxMemberRSS                                Stat
 	// Errors sums the errors the measured runs counted; Failed counts the
 	// runs that failed (and are left out of the figures).
 	Errors int64
@@ -62,7 +65,10 @@ type MemoryFigures struct {
 	Znodes int64
 	// Idle is the RSS of the fresh server; RSS after populating Znodes znodes
 	// and a quiet period; PerZnode is (RSS - Idle) / Znodes per repetition.
+	// For an ensemble they are sums over the members, and MaxMember is the
+	// largest member's RSS with the znodes.
 	Idle, RSS, PerZnode Stat
+	MaxMember           Stat
 	// PopulateRate is the populate run's znodes per second.
 	PopulateRate Stat
 	// SettleS is the quiet period before RSS was read, in seconds.
@@ -77,15 +83,39 @@ type RestartFigures struct {
 	PopulateRate                 Stat // znodes per second while populating
 }
 
+// FailoverFigures are a server's leader failovers (seconds from the kill).
+type FailoverFigures struct {
+	// Leader: until a surviving member answered srvr as leader; FirstWrite:
+	// until the first write issued after the kill was acknowledged;
+	// AllWriters: until every writer had one; Rejoin: from the killed
+	// member's restart until it served again. Failed repetitions (and
+	// figures of -1, not reached) are left out.
+	Leader, FirstWrite, AllWriters, Rejoin Stat
+	// WritersOnLeader is how many writers were connected to the leader
+	// when it was killed; FailedWrites the writes issued after the kill
+	// that failed, per repetition.
+	WritersOnLeader, FailedWrites Stat
+	Writers                       int
+	SessionTimeoutS               float64
+	Failed                        int
+}
+
 // ModeSummary is everything measured in one mode (standalone, ...).
 type ModeSummary struct {
 	Mode string
+	// Header is the header the mode's first record follows; Members the
+	// servers of each kind (1 standalone, 3 for an ensemble).
+	Header  Header
+	Members int
+	// Load1 is the 1-minute load average before each of the mode's runs.
+	Load1 Stat
 	// Workloads are the runs of SeriesWorkload, in order of first
 	// appearance; Clients those of SeriesClients, by workload (in order of
 	// first appearance) and then by sessions.
 	Workloads, Clients []Pair
-	Memory             *Both[MemoryFigures]  // nil without a memory phase
-	Restart            *Both[RestartFigures] // nil without a restart phase
+	Memory             *Both[MemoryFigures]   // nil without a memory phase
+	Restart            *Both[RestartFigures]  // nil without a restart phase
+	Failover           *Both[FailoverFigures] // nil without a failover phase
 }
 
 // Summary is a results file, aggregated.
@@ -95,8 +125,10 @@ type Summary struct {
 	// Load1 is the 1-minute load average before each run.
 	Load1 Stat
 	// Failed lists the failed bench runs; WithErrors the others whose
-	// measured window counted errors.
+	// measured window counted errors; FailedFailovers the failover
+	// measurements that failed.
 	Failed, WithErrors []Run
+	FailedFailovers    []Failover
 }
 
 // Summarize aggregates d: per mode, series, workload and client count, the
@@ -127,6 +159,13 @@ func Summarize(d *Data) *Summary {
 		addMode(r.Mode)
 		loads = append(loads, r.Load1)
 	}
+	for _, f := range d.Failovers {
+		addMode(f.Mode)
+		loads = append(loads, f.Load1)
+		if f.Failed {
+			s.FailedFailovers = append(s.FailedFailovers, f)
+		}
+	}
 	s.Load1 = NewStat(loads)
 	for _, m := range modes {
 		s.Modes = append(s.Modes, summarizeMode(d, m))
@@ -137,11 +176,50 @@ func Summarize(d *Data) *Summary {
 func summarizeMode(d *Data, mode string) ModeSummary {
 	ms := ModeSummary{Mode: mode}
 	var runs []Run
+	var loads []float64
+	first := -1 // file order is header order, so the lowest index is the first record's
+	see := func(h int) {
+		if first < 0 || h < first {
+			first = h
+		}
+	}
 	for _, r := range d.Runs {
 		if r.Mode == mode {
 			runs = append(runs, r)
+			loads = append(loads, r.Load1)
+			see(r.Header)
+			ms.Members = max(ms.Members, len(r.ServerProcs))
 		}
 	}
+	for _, m := range d.Memory {
+		if m.Mode == mode {
+			see(m.Header)
+			ms.Members = max(ms.Members, m.Members)
+		}
+	}
+	for _, r := range d.Restarts {
+		if r.Mode == mode {
+			loads = append(loads, r.Load1)
+			see(r.Header)
+		}
+	}
+	for _, f := range d.Failovers {
+		if f.Mode == mode {
+			loads = append(loads, f.Load1)
+			see(f.Header)
+			ms.Members = max(ms.Members, f.Members)
+		}
+	}
+	if first >= 0 && first < len(d.Headers) {
+		ms.Header = d.Headers[first]
+	} else {
+		ms.Header = d.Header
+	}
+	if ms.Header.Members > 0 {
+		ms.Members = ms.Header.Members
+	}
+	ms.Members = max(ms.Members, 1)
+	ms.Load1 = NewStat(loads)
 	ms.Workloads = pairs(runs, SeriesWorkload)
 	ms.Clients = pairs(runs, SeriesClients)
 	slices.SortStableFunc(ms.Clients, func(a, b Pair) int {
@@ -150,6 +228,7 @@ func summarizeMode(d *Data, mode string) ModeSummary {
 	})
 	ms.Memory = memory(d, runs, mode)
 	ms.Restart = restart(d, runs, mode)
+	ms.Failover = failover(d, mode)
 	return ms
 }
 
@@ -196,7 +275,7 @@ func pairs(runs []Run, series string) []Pair {
 // figures aggregates one server's runs of one group, leaving out failed runs.
 func figures(runs []Run) Figures {
 	var f Figures
-	var ops, p50, p90, p99, p999, cpu, rss []float64
+	var ops, p50, p90, p99, p999, cpu, rss, maxMember []float64
 	for _, r := range runs {
 		if r.Failed {
 			f.Failed++
@@ -214,9 +293,16 @@ func figures(runs []Run) Figures {
 		if r.ServerRSSBytes != nil {
 			rss = append(rss, float64(*r.ServerRSSBytes))
 		}
+		if len(r.ServerProcs) > 0 {
+			var m int64
+			for _, p := range r.ServerProcs {
+				m = max(m, p.RSSBytes)
+			}
+			maxMember = append(maxMember, float64(m))
+		}
 	}
 	f.OpsPerS, f.P50, f.P90, f.P99, f.P999 = NewStat(ops), NewStat(p50), NewStat(p90), NewStat(p99), NewStat(p999)
-	f.CPUPerOp, f.RSS = NewStat(cpu), NewStat(rss)
+	f.CPUPerOp, f.RSS, f.MaxMemberRSS = NewStat(cpu), NewStat(rss), NewStat(maxMember)
 	return f
 }
 
@@ -255,7 +341,7 @@ func memory(d *Data, runs []Run, mode string) *Both[MemoryFigures] {
 	rates := populateRates(runs, SeriesMemory)
 	agg := func(list []Memory, rate Stat) MemoryFigures {
 		var f MemoryFigures
-		var idle, rss, per []float64
+		var idle, rss, per, maxMember []float64
 		for _, m := range list {
 			f.Znodes, f.SettleS = m.Znodes, m.SettleS
 			idle = append(idle, float64(m.IdleRSSBytes))
@@ -263,8 +349,12 @@ func memory(d *Data, runs []Run, mode string) *Both[MemoryFigures] {
 			if m.Znodes > 0 {
 				per = append(per, float64(m.RSSBytes-m.IdleRSSBytes)/float64(m.Znodes))
 			}
+			if len(m.MemberRSSBytes) > 0 {
+				maxMember = append(maxMember, float64(slices.Max(m.MemberRSSBytes)))
+			}
 		}
 		f.Idle, f.RSS, f.PerZnode, f.PopulateRate = NewStat(idle), NewStat(rss), NewStat(per), rate
+		f.MaxMember = NewStat(maxMember)
 		return f
 	}
 	return &Both[MemoryFigures]{ZK: agg(ms.ZK, rates.ZK), PD: agg(ms.PD, rates.PD)}
@@ -302,4 +392,55 @@ func restart(d *Data, runs []Run, mode string) *Both[RestartFigures] {
 		return f
 	}
 	return &Both[RestartFigures]{ZK: agg(rs.ZK, rates.ZK), PD: agg(rs.PD, rates.PD)}
+}
+
+func failover(d *Data, mode string) *Both[FailoverFigures] {
+	var fs Both[[]Failover]
+	for _, f := range d.Failovers {
+		if f.Mode != mode {
+			continue
+		}
+		if f.Server == ZooKeeper {
+			fs.ZK = append(fs.ZK, f)
+		} else {
+			fs.PD = append(fs.PD, f)
+		}
+	}
+	if len(fs.ZK)+len(fs.PD) == 0 {
+		return nil
+	}
+	agg := func(list []Failover) FailoverFigures {
+		var out FailoverFigures
+		var leader, first, all, rejoin, onLeader, failed []float64
+		reached := func(xs *[]float64, v float64) {
+			if v >= 0 {
+				*xs = append(*xs, v)
+			}
+		}
+		for _, f := range list {
+			if f.Writers > 0 {
+				out.Writers, out.SessionTimeoutS = f.Writers, f.SessionTimeoutS
+			}
+			if f.Failed {
+				out.Failed++
+				continue
+			}
+			if f.RejoinS != nil {
+				rejoin = append(rejoin, *f.RejoinS)
+			}
+			reached(&leader, f.LeaderS)
+			reached(&first, f.FirstWriteS)
+			reached(&all, f.AllWritersS)
+			onLeader = append(onLeader, float64(f.WritersOnLeader))
+			var n int64
+			for _, c := range f.ErrorsAfterKill {
+				n += c
+			}
+			failed = append(failed, float64(n))
+		}
+		out.Leader, out.FirstWrite, out.AllWriters, out.Rejoin = NewStat(leader), NewStat(first), NewStat(all), NewStat(rejoin)
+		out.WritersOnLeader, out.FailedWrites = NewStat(onLeader), NewStat(failed)
+		return out
+	}
+	return &Both[FailoverFigures]{ZK: agg(fs.ZK), PD: agg(fs.PD)}
 }
