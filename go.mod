@@ -13,8 +13,11 @@ go 1.26.8
 //     memory, 0.1% precision percentiles) for "paddock bench" (internal/bench).
 //   - gonum.org/v1/plot: the charts of the generated benchmark report
 //     (internal/benchreport, scripts/benchreport); not linked into paddock.
+//   - github.com/anishathalye/porcupine: tests only — linearizability
+//     checking of ensemble histories under faults (test/consistency).
 require (
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
+	github.com/anishathalye/porcupine v1.3.1
 	github.com/go-zookeeper/zk v1.0.4
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.9

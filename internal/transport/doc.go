@@ -25,8 +25,9 @@
 // Send and SendApp never block. When a peer's queue is full, the new message
 // is dropped and Reporter.ReportUnreachable is called (raft retransmits).
 // While a peer cannot be reached, messages stay queued (within the bound),
-// each failed dial reports the peer unreachable, and dialing is retried
-// after a jittered backoff from 50ms doubling to 1s. A stream that breaks
+// except heartbeats, which are dropped (raft sends another every heartbeat
+// interval), each failed dial reports the peer unreachable, and dialing is
+// retried after a jittered backoff from 50ms doubling to 1s. A stream that breaks
 // (a write fails, the peer closes it or falls silent) is closed and the peer
 // reported unreachable; what was written to it since the last flush may be
 // lost, the rest of the queue waits for the next stream. The outcome of every MsgSnap is reported with

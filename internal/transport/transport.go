@@ -117,8 +117,9 @@ func (t *Transport) Addr() net.Addr {
 // Send queues raft messages for their peers and never blocks. A MsgSnap is
 // sent on a snapshot stream of its own (one at a time per peer; a MsgSnap
 // for a peer that is already receiving one is dropped) and its outcome is
-// reported with Reporter.ReportSnapshot. Any other message goes to its
-// peer's queue; when the queue is full it is dropped and the peer reported
+// reported with Reporter.ReportSnapshot. A MsgHeartbeat for a peer whose
+// message stream is down is dropped. Any other message goes to its peer's
+// queue; when the queue is full it is dropped and the peer reported
 // unreachable. Messages to unknown members, and all messages after Close,
 // are dropped. The transport keeps the messages (and their entries) until
 // written: the caller must not modify them.
@@ -135,6 +136,16 @@ func (t *Transport) Send(msgs []raftpb.Message) {
 		}
 		if m.Type == raftpb.MsgSnap {
 			p.sendSnapshot(*m)
+			continue
+		}
+		if m.Type == raftpb.MsgHeartbeat && !p.connected.Load() {
+			// Dropped, not queued: the next heartbeat, a heartbeat
+			// interval later, carries the same commit index and read
+			// context. Queued heartbeats all reached a member at once
+			// when it came back, and raft's leader answered each reply
+			// from a member in probe state with its whole backlog: a
+			// storm that stalled the leader and kept the member from
+			// catching up while clients were syncing.
 			continue
 		}
 		p.enqueue(outMsg{raft: *m})

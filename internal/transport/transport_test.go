@@ -95,6 +95,28 @@ func TestPeerStartsLater(t *testing.T) {
 	waitUntil(t, "Connected(2)", func() bool { return m1.tr.Connected(2) })
 }
 
+// TestHeartbeatsNotQueuedWhileDown checks that heartbeats for a peer that
+// cannot be reached are dropped, not queued: raft's leader answers each
+// heartbeat reply from a member in probe state with that member's missing
+// entries, so a backlog of heartbeats delivered at once on reconnection
+// made a storm. Other messages queued meanwhile are delivered.
+func TestHeartbeatsNotQueuedWhileDown(t *testing.T) {
+	checkLeaks(t)
+	tn := newTestNet()
+	ids := []uint64{1, 2}
+	m1 := tn.start(t, 1, ids, nil)
+	m1.rep.waitFor(t, "member 2 reported unreachable", func() bool { return m1.rep.unreachableCount(2) > 0 })
+	for seq := uint64(1); seq <= 3; seq++ {
+		m1.tr.Send([]raftpb.Message{{Type: raftpb.MsgHeartbeat, From: 1, To: 2, Term: 1, Index: seq}})
+	}
+	m1.tr.Send([]raftpb.Message{raftMsg(1, 2, 4)})
+	m2 := tn.start(t, 2, ids, nil)
+	expectSeq(t, m2.h, 1, 4)
+	waitUntil(t, "Connected(2)", func() bool { return m1.tr.Connected(2) })
+	m1.tr.Send([]raftpb.Message{{Type: raftpb.MsgHeartbeat, From: 1, To: 2, Term: 1, Index: 5}})
+	expectSeq(t, m2.h, 1, 5)
+}
+
 // TestPeerRestart checks that a member notices a peer going down, reports
 // it unreachable, and delivers again once the peer is back on a new port.
 func TestPeerRestart(t *testing.T) {
