@@ -65,33 +65,32 @@ func (c *Conn) CreateProtected(ctx context.Context, path string, data []byte, ac
 		parent = "/"
 	}
 	var created string
+	lost := false // a create's answer was lost: look before creating again
 	err = Retry(ctx, func(ctx context.Context) error {
+		if lost {
+			// Did the lost create happen? Look for our prefix. Until
+			// this look succeeds, no attempt creates again.
+			children, _, lerr := c.Children(ctx, parent)
+			if lerr != nil {
+				return lerr
+			}
+			for _, ch := range children {
+				if strings.HasPrefix(ch, prefix) {
+					if parent == "/" {
+						created = "/" + ch
+					} else {
+						created = parent + "/" + ch
+					}
+					return nil
+				}
+			}
+		}
 		name, err := c.Create(ctx, full, data, acl, mode)
 		if err == nil {
 			created = name
 			return nil
 		}
-		if !errors.Is(err, ErrConnectionLoss) {
-			return err
-		}
-		// Did the lost create happen? Look for our prefix.
-		children, _, lerr := c.Children(ctx, parent)
-		if lerr != nil {
-			if errors.Is(lerr, ErrConnectionLoss) {
-				return lerr
-			}
-			return err
-		}
-		for _, ch := range children {
-			if strings.HasPrefix(ch, prefix) {
-				if parent == "/" {
-					created = "/" + ch
-				} else {
-					created = parent + "/" + ch
-				}
-				return nil
-			}
-		}
+		lost = lost || errors.Is(err, ErrConnectionLoss)
 		return err
 	})
 	return created, err

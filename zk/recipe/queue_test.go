@@ -1,0 +1,211 @@
+package recipe_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/paddockhq/paddock/zk/recipe"
+)
+
+func init() {
+	addServerTests(
+		serverTest{"QueueFIFO", testQueueFIFO},
+		serverTest{"QueueContention", testQueueContention},
+		serverTest{"QueueTakeWaits", testQueueTakeWaits},
+		serverTest{"PriorityQueue", testPriorityQueue},
+	)
+}
+
+// testQueueFIFO: one consumer takes the items in the order they were
+// offered; Poll on an empty (or missing) queue reports nothing.
+func testQueueFIFO(t *testing.T, s *testServer) {
+	ctx := testCtx(t)
+	c := connect(t, s.proc.Addr)
+	q := recipe.NewQueue(c, root(t)+"/q")
+	if _, ok, err := q.Poll(ctx); err != nil || ok {
+		t.Fatalf("Poll on a missing queue = %v, %v", ok, err)
+	}
+	const n = 20
+	for i := range n {
+		if err := q.Offer(ctx, []byte(fmt.Sprint(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := q.Len(ctx); err != nil || got != n {
+		t.Errorf("Len = %d, %v; want %d", got, err, n)
+	}
+	for i := range n {
+		data, ok, err := q.Poll(ctx)
+		if err != nil || !ok {
+			t.Fatalf("Poll %d = %v, %v", i, ok, err)
+		}
+		if string(data) != fmt.Sprint(i) {
+			t.Fatalf("Poll %d took %q: not FIFO", i, data)
+		}
+	}
+	if _, ok, err := q.Poll(ctx); err != nil || ok {
+		t.Errorf("Poll on an empty queue = %v, %v", ok, err)
+	}
+	if left := children(t, c, root(t)+"/q"); len(left) != 0 {
+		t.Errorf("queue nodes left (claims included): %v", left)
+	}
+}
+
+// testQueueContention: three producers and three consumers on separate
+// sessions. Every item is taken exactly once, and each consumer takes any
+// one producer's items in the order they were offered.
+func testQueueContention(t *testing.T, s *testServer) {
+	ctx := testCtx(t)
+	cs := conns(t, s.proc.Addr, 4)
+	dir := root(t)
+	const producers, perProducer, consumers = 3, 15, 3
+	total := producers * perProducer
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for p := range producers {
+		q := recipe.NewQueue(cs[p%2], dir)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range perProducer {
+				if err := q.Offer(ctx, fmt.Appendf(nil, "%d-%03d", p, i)); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	var mu sync.Mutex
+	taken := map[string]int{}
+	left := total
+	perConsumer := make([][]string, consumers)
+	for k := range consumers {
+		q := recipe.NewQueue(cs[2+k%2], dir)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				if left == 0 {
+					mu.Unlock()
+					return
+				}
+				left--
+				mu.Unlock()
+				data, err := q.Take(ctx)
+				if err != nil {
+					errs <- fmt.Errorf("consumer %d: %w", k, err)
+					return
+				}
+				mu.Lock()
+				taken[string(data)]++
+				perConsumer[k] = append(perConsumer[k], string(data))
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for p := range producers {
+		for i := range perProducer {
+			item := fmt.Sprintf("%d-%03d", p, i)
+			if n := taken[item]; n != 1 {
+				t.Errorf("item %s taken %d times", item, n)
+			}
+		}
+	}
+	if len(taken) != total {
+		t.Errorf("%d distinct items taken, want %d", len(taken), total)
+	}
+	for k, items := range perConsumer {
+		for p := range producers {
+			var mine []string
+			for _, it := range items {
+				if it[0] == byte('0'+p) {
+					mine = append(mine, it)
+				}
+			}
+			if !slices.IsSorted(mine) {
+				t.Errorf("consumer %d took producer %d's items out of order: %v", k, p, mine)
+			}
+		}
+	}
+}
+
+// testQueueTakeWaits: Take on an empty queue waits for the next Offer,
+// from another session; a Take whose ctx ends returns ctx's error.
+func testQueueTakeWaits(t *testing.T, s *testServer) {
+	ctx := testCtx(t)
+	cs := conns(t, s.proc.Addr, 2)
+	dir := root(t)
+	q := recipe.NewQueue(cs[0], dir)
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	if _, err := q.Take(short); err == nil {
+		t.Fatal("Take on an empty queue returned before any Offer")
+	}
+	got := make(chan string, 1)
+	go func() {
+		data, err := q.Take(ctx)
+		if err != nil {
+			got <- "error: " + err.Error()
+			return
+		}
+		got <- string(data)
+	}()
+	cs[0].Sync(ctx, dir)
+	if err := recipe.NewQueue(cs[1], dir).Offer(ctx, []byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case g := <-got:
+		if g != "hello" {
+			t.Errorf("Take = %s", g)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Take did not return after an Offer")
+	}
+}
+
+// testPriorityQueue: items come out by priority (lower first, negative
+// included), equal priorities in the order offered; plain Queue items
+// sharing the directory have priority 0.
+func testPriorityQueue(t *testing.T, s *testServer) {
+	ctx := testCtx(t)
+	c := connect(t, s.proc.Addr)
+	dir := root(t)
+	pq := recipe.NewPriorityQueue(c, dir)
+	offers := []struct {
+		data string
+		prio int32
+	}{
+		{"c1", 5}, {"a1", -3}, {"b1", 0}, {"d1", 1 << 30}, {"c2", 5}, {"a2", -3}, {"min", -1 << 31}, {"b2", 0},
+	}
+	for _, o := range offers {
+		if err := pq.Offer(ctx, []byte(o.data), o.prio); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := recipe.NewQueue(c, dir).Offer(ctx, []byte("b3")); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"min", "a1", "a2", "b1", "b2", "b3", "c1", "c2", "d1"}
+	var got []string
+	for range want {
+		data, err := pq.Take(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, string(data))
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("taken %v, want %v", got, want)
+	}
+}
