@@ -12,7 +12,14 @@ import (
 // every entry. Bump it, and keep decoding the old one, when the layout changes.
 //
 //	1: initial layout (this file).
-const EntryFormat = 1
+//	2: layout 1 followed by long term: the raft term the proposer saw, so
+//	   that a write forwarded late to a later leader is not applied after
+//	   the session's later writes (see Entry.Term). Written for entries
+//	   with a Term; others keep layout 1.
+const (
+	EntryFormat     = 1
+	EntryFormatTerm = 2
+)
 
 // maxOps bounds the op count a decoder will accept in one entry.
 const maxOps = 1 << 20
@@ -34,7 +41,11 @@ const minOpSize = 8
 //	               setACL: vector<ACL>, int version
 //	               deleteContainer: nothing
 func (e *Entry) Encode(b []byte) []byte {
-	b = append(b, EntryFormat, byte(e.Type))
+	format := byte(EntryFormat)
+	if e.Term != 0 {
+		format = EntryFormatTerm
+	}
+	b = append(b, format, byte(e.Type))
 	b = proto.AppendInt64(b, int64(e.ReqID))
 	b = proto.AppendInt64(b, e.Time)
 	b = proto.AppendInt64(b, e.Session)
@@ -52,6 +63,9 @@ func (e *Entry) Encode(b []byte) []byte {
 		for i := range e.Ops {
 			b = e.Ops[i].encode(b)
 		}
+	}
+	if e.Term != 0 {
+		b = proto.AppendInt64(b, int64(e.Term))
 	}
 	return b
 }
@@ -98,10 +112,19 @@ func (e *Entry) EncodedSizeHint() int {
 
 // PeekReqID returns the ReqID of an encoded entry without decoding it.
 func PeekReqID(data []byte) (uint64, bool) {
-	if len(data) < 10 || data[0] != EntryFormat {
+	if len(data) < 10 || (data[0] != EntryFormat && data[0] != EntryFormatTerm) {
 		return 0, false
 	}
 	return binary.BigEndian.Uint64(data[2:10]), true
+}
+
+// PeekTerm returns the Term of an encoded entry (0 when it has none)
+// without decoding it.
+func PeekTerm(data []byte) uint64 {
+	if len(data) < 18 || data[0] != EntryFormatTerm {
+		return 0
+	}
+	return binary.BigEndian.Uint64(data[len(data)-8:])
 }
 
 var errEntry = errors.New("fsm: bad log entry")
@@ -111,8 +134,8 @@ func DecodeEntry(data []byte) (*Entry, error) {
 	if len(data) < 2 {
 		return nil, fmt.Errorf("%w: %d bytes", errEntry, len(data))
 	}
-	if data[0] != EntryFormat {
-		return nil, fmt.Errorf("%w: format %d, want %d", errEntry, data[0], EntryFormat)
+	if data[0] != EntryFormat && data[0] != EntryFormatTerm {
+		return nil, fmt.Errorf("%w: format %d, want %d or %d", errEntry, data[0], EntryFormat, EntryFormatTerm)
 	}
 	e := &Entry{Type: EntryType(data[1])}
 	d := proto.NewDecoder(data[2:])
@@ -145,6 +168,12 @@ func DecodeEntry(data []byte) (*Entry, error) {
 		}
 	default:
 		return nil, fmt.Errorf("%w: unknown type %d", errEntry, e.Type)
+	}
+	if data[0] == EntryFormatTerm {
+		e.Term = uint64(d.Int64())
+		if e.Term == 0 && d.Err() == nil {
+			return nil, fmt.Errorf("%w: format %d with term 0", errEntry, EntryFormatTerm)
+		}
 	}
 	if err := d.Err(); err != nil {
 		return nil, fmt.Errorf("%w: %v", errEntry, err)

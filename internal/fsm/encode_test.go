@@ -99,7 +99,8 @@ func TestDecodeEntryErrors(t *testing.T) {
 	}{
 		{"empty", nil, "0 bytes"},
 		{"one byte", []byte{EntryFormat}, "1 bytes"},
-		{"future format", append([]byte{2}, good[1:]...), "format 2"},
+		{"future format", append([]byte{3}, good[1:]...), "format 3"},
+		{"format 2 without its term", append([]byte{EntryFormatTerm}, good[1:]...), "short buffer"},
 		{"format 0", append([]byte{0}, good[1:]...), "format 0"},
 		{"unknown type", append([]byte{EntryFormat, 9}, good[2:]...), "unknown type 9"},
 		{"type 0", append([]byte{EntryFormat, 0}, good[2:]...), "unknown type 0"},
@@ -181,4 +182,31 @@ func FuzzDecodeEntry(f *testing.F) {
 		m.ApplyEntry(1, &Entry{Type: EntryCreateSession, Session: e.Session})
 		m.Apply(2, b)
 	})
+}
+
+// TestEntryTerm: an entry with a Term is written in format 2 with the term
+// last, and decodes (and peeks) to the same term; one without stays in
+// format 1.
+func TestEntryTerm(t *testing.T) {
+	e := &Entry{Type: EntryTxn, ReqID: 7, Session: 3, Term: 42,
+		Ops: []Op{{Op: proto.OpSetData, Path: "/a", Data: []byte("x"), Version: -1}}}
+	b := e.Encode(nil)
+	if b[0] != EntryFormatTerm {
+		t.Fatalf("format %d, want %d", b[0], EntryFormatTerm)
+	}
+	if got := PeekTerm(b); got != 42 {
+		t.Fatalf("PeekTerm = %d, want 42", got)
+	}
+	if id, ok := PeekReqID(b); !ok || id != 7 {
+		t.Fatalf("PeekReqID = %d, %v", id, ok)
+	}
+	d, err := DecodeEntry(b)
+	if err != nil || d.Term != 42 || d.ReqID != 7 || len(d.Ops) != 1 || d.Ops[0].Path != "/a" {
+		t.Fatalf("DecodeEntry = %+v, %v", d, err)
+	}
+	e.Term = 0
+	b = e.Encode(nil)
+	if b[0] != EntryFormat || PeekTerm(b) != 0 {
+		t.Fatalf("an entry without a term: format %d, PeekTerm %d", b[0], PeekTerm(b))
+	}
 }

@@ -56,6 +56,10 @@ type conn struct {
 	// active is set by every request; an ensemble follower reports the
 	// sessions of active connections to the leader and clears it.
 	active atomic.Bool
+	// respDone is closed when the responder has stopped: after that the
+	// connection proposes nothing more.
+	respDone chan struct{}
+	respOnce sync.Once
 
 	stats connStats
 }
@@ -76,12 +80,13 @@ type item struct {
 func (s *Server) newConn(nc net.Conn) *conn {
 	host, _, _ := net.SplitHostPort(nc.RemoteAddr().String())
 	c := &conn{
-		s:      s,
-		nc:     nc,
-		ip:     host,
-		remote: nc.RemoteAddr().String(),
-		items:  make(chan *item, 256),
-		done:   make(chan struct{}),
+		s:        s,
+		nc:       nc,
+		ip:       host,
+		remote:   nc.RemoteAddr().String(),
+		items:    make(chan *item, 256),
+		done:     make(chan struct{}),
+		respDone: make(chan struct{}),
 	}
 	c.log = s.log.With("client", c.remote)
 	c.out.init(maxQueuedBytes)
@@ -146,6 +151,7 @@ func (c *conn) close() {
 // serve runs the connection: handshake, then the request loop.
 func (c *conn) serve() {
 	defer c.s.dropConn(c)
+	defer c.responderDone() // a connection that never got to respond
 	defer c.close()
 	br := bufio.NewReaderSize(c.nc, 64<<10)
 	c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.HandshakeTimeout))
@@ -173,9 +179,8 @@ func (c *conn) serve() {
 	}
 	c.nc.SetReadDeadline(time.Time{})
 
-	responded := make(chan struct{})
-	go func() { defer close(responded); c.respond() }()
-	defer func() { <-responded }()
+	go func() { defer c.responderDone(); c.respond() }()
+	defer func() { <-c.respDone }()
 	defer close(c.items)
 
 	buf := make([]byte, 0, 4096)
@@ -411,6 +416,7 @@ func (c *conn) respond() {
 					return
 				}
 				it.call = call
+				c.s.lastWrite.Store(c.sessionID, call)
 				pend = append(pend, it)
 				continue
 			}
@@ -653,7 +659,7 @@ func (c *conn) handshake(frame []byte) bool {
 	} else {
 		// ZooKeeper closes the session's current connection before it
 		// checks the password (processConnectRequest).
-		c.s.detach(req.SessionID)
+		c.s.settle(req.SessionID, c.s.detach(req.SessionID))
 		c.s.mu.RLock()
 		ss := c.s.fsm.Session(req.SessionID)
 		valid := ss != nil && bytes.Equal(ss.Passwd, req.Passwd)
@@ -696,4 +702,30 @@ func (s *Server) negotiateTimeout(requested int32) int32 {
 		t = hi
 	}
 	return int32(t)
+}
+
+// responderDone marks the responder stopped (once).
+func (c *conn) responderDone() { c.respOnce.Do(func() { close(c.respDone) }) }
+
+// settle waits, before a session is resumed on a new connection, until the
+// old connection proposes nothing more and the last write it proposed is
+// applied (or refused), so the session's earlier writes come before
+// anything the new connection does, as in ZooKeeper. The wait is bounded by
+// the handshake timeout.
+func (s *Server) settle(session int64, old *conn) {
+	t := time.NewTimer(s.cfg.HandshakeTimeout)
+	defer t.Stop()
+	if old != nil {
+		select {
+		case <-old.respDone:
+		case <-t.C:
+			return
+		}
+	}
+	if v, ok := s.lastWrite.Load(session); ok {
+		select {
+		case <-v.(*call).done:
+		case <-t.C:
+		}
+	}
 }

@@ -73,8 +73,9 @@ func (s *Server) attach(c *conn) {
 	}
 }
 
-// detach closes the connection a session is attached to, if any.
-func (s *Server) detach(session int64) {
+// detach closes the connection a session is attached to, if any, and
+// returns it.
+func (s *Server) detach(session int64) *conn {
 	s.connMu.Lock()
 	old := s.bySession[session]
 	s.connMu.Unlock()
@@ -82,6 +83,7 @@ func (s *Server) detach(session int64) {
 		old.log.Info("closing connection: the session is reconnecting elsewhere")
 		old.close()
 	}
+	return old
 }
 
 // dropConn forgets a closed connection and its watches.

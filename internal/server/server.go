@@ -56,8 +56,11 @@ type Server struct {
 
 	pendMu  sync.Mutex
 	pending map[uint64]*call
-	reqSeq  atomic.Uint64
-	sessSeq atomic.Int64
+	// lastWrite holds, by session, the last write a connection of the
+	// session proposed, so that a resumed session waits for it (settle).
+	lastWrite sync.Map
+	reqSeq    atomic.Uint64
+	sessSeq   atomic.Int64
 
 	connMu    sync.Mutex
 	conns     map[*conn]struct{}
@@ -228,6 +231,11 @@ func (s *Server) propose(ctx context.Context, e *fsm.Entry) (*call, error) {
 	}
 	id := uint64(s.cfg.ServerID)<<48 | s.reqSeq.Add(1)&(1<<48-1)
 	e.ReqID = id
+	if e.Type == fsm.EntryTxn && !s.cfg.Standalone() {
+		// A client's write applies only if committed in the term it was
+		// proposed in (see fsm.Entry.Term).
+		e.Term = s.node.Status().Term
+	}
 	c := &call{done: make(chan struct{}), entry: e}
 	s.pendMu.Lock()
 	s.pending[id] = c
@@ -286,6 +294,22 @@ func (m *machine) Apply(index, term uint64, data []byte) {
 		delete(s.pending, id)
 		s.pendMu.Unlock()
 	}
+	if t := fsm.PeekTerm(data); t != 0 && t != term {
+		// Proposed in term t, committed by a later leader: its client
+		// was told the connection was lost and may have written since.
+		// Every member drops it alike.
+		s.mu.Lock()
+		s.fsm.ApplyEmpty(index)
+		s.zxid.Store(int64(index))
+		s.mu.Unlock()
+		s.log.Info("dropping a write proposed in an earlier term", "index", index, "proposed_term", t, "term", term)
+		if c != nil {
+			c.entry = nil
+			c.res.Err = proto.ErrConnectionLoss
+			close(c.done)
+		}
+		return
+	}
 	s.mu.Lock()
 	var res fsm.Result
 	if c != nil {
@@ -310,6 +334,7 @@ func (m *machine) Apply(index, term uint64, data []byte) {
 	}
 	s.mu.Unlock()
 	if res.Type == fsm.EntryCloseSession && res.Err == proto.ErrOK {
+		s.lastWrite.Delete(res.Session)
 		s.sessionClosed(res.Session)
 	}
 	if c != nil {
