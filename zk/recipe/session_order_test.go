@@ -83,8 +83,11 @@ func init() {
 		for i := range 30 {
 			p := fmt.Sprintf("%s-%d", root(t), i)
 			mu.Lock()
-			cur.armed = true
+			cc := cur
 			mu.Unlock()
+			cc.mu.Lock()
+			cc.armed = true
+			cc.mu.Unlock()
 			_, err := c.Create(ctx, p, nil, zk.OpenACL, zk.ModePersistent)
 			if !errors.Is(err, zk.ErrConnectionLoss) {
 				t.Logf("create %d: %v", i, err)
