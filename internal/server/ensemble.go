@@ -94,6 +94,8 @@ func (s *Server) touchLoop() {
 				ids = append(ids, c.sessionID)
 			}
 		}
+		ids = append(ids, s.closedActive...)
+		s.closedActive = s.closedActive[:0]
 		s.connMu.Unlock()
 		if len(ids) == 0 || st.IsLeader || st.Lead == 0 {
 			continue

@@ -98,6 +98,10 @@ func (s *Server) dropConn(c *conn) {
 	if c.sessionID != 0 && s.bySession[c.sessionID] == c {
 		delete(s.bySession, c.sessionID)
 	}
+	if c.sessionID != 0 && !s.cfg.Standalone() && c.active.Swap(false) {
+		// Its last activity still reaches the leader (touchLoop).
+		s.closedActive = append(s.closedActive, c.sessionID)
+	}
 	s.connMu.Unlock()
 	s.watches.RemoveAll(c)
 }

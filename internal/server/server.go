@@ -66,6 +66,9 @@ type Server struct {
 	conns     map[*conn]struct{}
 	perIP     map[string]int
 	bySession map[int64]*conn
+	// closedActive lists sessions whose connection closed after activity
+	// touchLoop has not reported yet.
+	closedActive []int64
 
 	outstanding chan struct{}
 	stats       stats
