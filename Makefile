@@ -50,12 +50,7 @@ test-go:
 
 FUZZTIME ?= 10s
 fuzz:
-	@for pkg in $$($(GO) list ./internal/... ./zk/...); do \
-		for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
-			echo "fuzz $$pkg $$f"; \
-			$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
-		done; \
-	done
+	GO=$(GO) FUZZTIME=$(FUZZTIME) scripts/fuzz.sh ./internal/... ./zk/...
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/...
