@@ -54,10 +54,10 @@ func TestSessionLifecycle(t *testing.T) {
 		start func(t *testing.T) *zktest.Process
 	}{
 		{"paddock", func(t *testing.T) *zktest.Process {
-			return zktest.StartPaddock(t, zktest.PaddockOptions{TickTime: 500})
+			return zktest.StartPaddock(t, zktest.PaddockOptions{TickTime: 500, ExtraConfig: lifecycleConfig})
 		}},
 		{"zookeeper", func(t *testing.T) *zktest.Process {
-			return zktest.StartZooKeeper(t, zktest.ZKOptions{TickTime: 500})
+			return zktest.StartZooKeeper(t, zktest.ZKOptions{TickTime: 500, ExtraConfig: lifecycleConfig})
 		}},
 	}
 	for _, s := range starters {
@@ -332,12 +332,18 @@ func testExpiryWhileCutOff(t *testing.T, proc *zktest.Process) {
 	}
 }
 
+// lifecycleConfig lets a session outlive a slow restart: short timeouts for
+// the expiry tests (tickTime 500, minimum 1 s), and up to 30 s for the
+// restart test, whose server (a JVM, under the race detector on a loaded
+// machine) may take longer than 10 s to stop and come back.
+var lifecycleConfig = []string{"maxSessionTimeout=30000"}
+
 // testServerRestart: the session survives a restart of its only server,
 // with its ephemeral, and a watch set before the restart fires for a change
 // made after it.
 func testServerRestart(t *testing.T, proc *zktest.Process) {
 	alog := newEventLog()
-	a := connect(t, proc.Addr, zk.WithDefaultWatcher(alog))
+	a := connect(t, proc.Addr, zk.WithDefaultWatcher(alog), zk.WithSessionTimeout(30*time.Second))
 	ctx := testCtx(t)
 	root := "/lc-restart"
 	eph, watched := root+"/eph", root+"/w"
@@ -353,7 +359,7 @@ func testServerRestart(t *testing.T, proc *zktest.Process) {
 
 	proc.Restart(t)
 	i := alog.state(t, 0, zk.StateDisconnected)
-	alog.state(t, i, zk.StateSyncConnected)
+	alog.wait(t, i, 40*time.Second, "SyncConnected", isState(zk.StateSyncConnected))
 	if got := a.SessionID(); got != sid {
 		t.Errorf("session %#x after the restart, want %#x", got, sid)
 	}
