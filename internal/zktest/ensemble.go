@@ -115,19 +115,7 @@ func StartPaddockEnsemble(t testing.TB, opts EnsembleOptions) *Ensemble {
 // once every member serves, and registers a cleanup that stops them.
 func StartZooKeeperEnsemble(t testing.TB, opts EnsembleOptions) *Ensemble {
 	t.Helper()
-	java, err := findJava(opts.Java)
-	if err != nil {
-		t.Fatal(err)
-	}
-	classpath := opts.Classpath
-	if len(classpath) == 0 {
-		classpath = DefaultZKClasspath()
-	}
-	for _, jar := range classpath {
-		if _, err := os.Stat(jar); err != nil {
-			t.Fatalf("zktest: Apache ZooKeeper classpath entry: %v (install Debian's zookeeper package or set EnsembleOptions.Classpath)", err)
-		}
-	}
+	java, classpath := zooKeeperRuntime(t, opts.Java, opts.Classpath)
 	return startEnsemble(t, opts, "zookeeper", func(p *Process, base []string) {
 		if err := writeConfig(p.ConfigPath, append(base, opts.ExtraConfig...)); err != nil {
 			t.Fatal(err)

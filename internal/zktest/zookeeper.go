@@ -86,19 +86,7 @@ type ZKOptions struct {
 // digest [SuperDigest]; its AdminServer is off.
 func StartZooKeeper(t testing.TB, opts ZKOptions) *Process {
 	t.Helper()
-	java, err := findJava(opts.Java)
-	if err != nil {
-		t.Fatal(err)
-	}
-	classpath := opts.Classpath
-	if len(classpath) == 0 {
-		classpath = DefaultZKClasspath()
-	}
-	for _, jar := range classpath {
-		if _, err := os.Stat(jar); err != nil {
-			t.Fatalf("zktest: Apache ZooKeeper classpath entry: %v (install Debian's zookeeper package or set ZKOptions.Classpath)", err)
-		}
-	}
+	java, classpath := zooKeeperRuntime(t, opts.Java, opts.Classpath)
 
 	dir := t.TempDir()
 	dataDir := opts.DataDir
@@ -173,4 +161,24 @@ func findJava(java string) (string, error) {
 		return "", fmt.Errorf("zktest: no java on PATH or at /usr/bin/java: %w", err)
 	}
 	return "/usr/bin/java", nil
+}
+
+// zooKeeperRuntime returns the java launcher and the checked classpath that
+// start Apache ZooKeeper (the defaults when java or classpath is empty), and
+// fails t if either is missing.
+func zooKeeperRuntime(t testing.TB, java string, classpath []string) (string, []string) {
+	t.Helper()
+	java, err := findJava(java)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(classpath) == 0 {
+		classpath = DefaultZKClasspath()
+	}
+	for _, jar := range classpath {
+		if _, err := os.Stat(jar); err != nil {
+			t.Fatalf("zktest: Apache ZooKeeper classpath entry: %v (install Debian's zookeeper package or set the options' Classpath)", err)
+		}
+	}
+	return java, classpath
 }
