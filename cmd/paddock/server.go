@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -22,6 +23,14 @@ type serverFlags struct {
 	dataDir    string
 	logFormat  string
 	logLevel   string
+	// shutdown says what SIGINT/SIGTERM does.
+	shutdown shutdownFlags
+}
+
+// shutdownFlags control the graceful shutdown.
+type shutdownFlags struct {
+	closeSessions bool
+	timeout       time.Duration
 }
 
 func newServerCmd() *cobra.Command {
@@ -33,7 +42,7 @@ func newServerCmd() *cobra.Command {
 			"given with --config, then the flags, later ones winning.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runServer(cmd.Context(), cmd.ErrOrStderr(), f.configPath, f.overrides(cmd))
+			return runServer(cmd.Context(), cmd.ErrOrStderr(), f.configPath, f.shutdown, f.overrides(cmd))
 		},
 	}
 	fl := cmd.Flags()
@@ -43,6 +52,11 @@ func newServerCmd() *cobra.Command {
 	fl.StringVar(&f.dataDir, "data-dir", "./paddock-data", "data directory (zoo.cfg dataDir)")
 	fl.StringVar(&f.logFormat, "log-format", config.LogFormatText, "log format: text or json (zoo.cfg paddock.log.format)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error (zoo.cfg paddock.log.level)")
+	fl.BoolVar(&f.shutdown.closeSessions, "close-sessions-on-shutdown", false,
+		"on SIGINT/SIGTERM, close the sessions of connected clients (removing their ephemeral nodes)\n"+
+			"instead of leaving them to reconnect within their timeout")
+	fl.DurationVar(&f.shutdown.timeout, "shutdown-timeout", 10*time.Second,
+		"on SIGINT/SIGTERM, how long to wait for in-flight requests to finish before closing anyway")
 	return cmd
 }
 
@@ -65,7 +79,7 @@ func (f *serverFlags) overrides(cmd *cobra.Command) []config.Setting {
 
 // runServer loads the configuration, runs the server until ctx is done and
 // closes it. Errors carry their exit code.
-func runServer(ctx context.Context, stderr io.Writer, configPath string, overrides []config.Setting) error {
+func runServer(ctx context.Context, stderr io.Writer, configPath string, sf shutdownFlags, overrides []config.Setting) error {
 	cfg, warnings, err := config.Load(configPath, overrides...)
 	if err != nil {
 		return &exitError{exitUsage, err}
@@ -93,8 +107,11 @@ func runServer(ctx context.Context, stderr io.Writer, configPath string, overrid
 		"dataLogDir", cfg.DataLogDir, "serverID", cfg.ServerID, "standalone", cfg.Standalone())
 
 	<-ctx.Done()
-	logger.Info("shutting down", "cause", context.Cause(ctx))
-	if err := srv.Close(); err != nil {
+	logger.Info("shutting down: finishing in-flight requests", "cause", context.Cause(ctx),
+		"closeSessions", sf.closeSessions, "timeout", sf.timeout)
+	sctx, cancel := context.WithTimeout(context.Background(), sf.timeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx, sf.closeSessions); err != nil {
 		return &exitError{exitFailure, fmt.Errorf("closing server: %w", err)}
 	}
 	logger.Info("stopped")

@@ -236,6 +236,10 @@ func (c *conn) logFrameError(err error) {
 	default:
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
+			if c.s.draining.Load() {
+				c.log.Debug("closing connection: server shutting down")
+				return
+			}
 			c.log.Info("closing connection: handshake timed out")
 			return
 		}

@@ -165,6 +165,8 @@ func (s *Server) leaderLoop() {
 			}
 			if ev.isLeader {
 				s.log.Info("leading the ensemble", "sessions", s.tracker.Len())
+			} else {
+				s.log.Info("following a new leader", "leader", ev.lead)
 			}
 		case <-retry:
 			retry = nil

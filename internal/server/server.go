@@ -50,6 +50,8 @@ type Server struct {
 	// standalone, and in an ensemble while it leads (set once the
 	// deadlines were reset for its term).
 	expires atomic.Bool
+	// draining is set by Shutdown: connections stop reading requests.
+	draining atomic.Bool
 
 	// zxid is the last applied zxid, readable without the state lock.
 	zxid atomic.Int64
