@@ -344,6 +344,7 @@ func (n *Node) startTransport() error {
 		Reporter:     n,
 		OpenSnapshot: n.OpenSnapshot,
 		Logger:       n.cfg.Logger,
+		PeerClosed:   n.peerClosed,
 	})
 	if err != nil {
 		return fmt.Errorf("raftnode: peer transport: %w", err)

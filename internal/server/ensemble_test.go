@@ -23,6 +23,13 @@ func freePort(t testing.TB) int {
 // startEnsemble runs voters+observers in-process members on loopback.
 func startEnsemble(t *testing.T, voters, observers int) []*Server {
 	t.Helper()
+	return startEnsembleWith(t, voters, observers, nil)
+}
+
+// startEnsembleWith is startEnsemble with mutate applied to every member's
+// configuration.
+func startEnsembleWith(t *testing.T, voters, observers int, mutate func(*config.Config)) []*Server {
+	t.Helper()
 	var servers []config.Server
 	for id := 1; id <= voters+observers; id++ {
 		role := config.Participant
@@ -43,6 +50,9 @@ func startEnsemble(t *testing.T, voters, observers int) []*Server {
 		cfg.MinSessionTimeout, cfg.MaxSessionTimeout = 400*time.Millisecond, 4*time.Second
 		cfg.ServerID = int64(id)
 		cfg.Servers = servers
+		if mutate != nil {
+			mutate(cfg)
+		}
 		s, err := New(cfg, nil)
 		if err != nil {
 			t.Fatal(err)

@@ -104,6 +104,12 @@ type Config struct {
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// Logger receives the transport's messages; nil discards them.
 	Logger *slog.Logger
+	// PeerClosed, when set, is called when a peer closes the message
+	// stream it opened to this member (end of file, which is also what a
+	// peer whose process ended leaves), from that stream's goroutine; it
+	// must not block. A stream this side closes, or that fails otherwise,
+	// is not reported.
+	PeerClosed func(id uint64)
 }
 
 // Validate reports the first problem with c, or nil.

@@ -132,6 +132,9 @@ func (t *Transport) readMessages(from uint64, conn net.Conn, r io.Reader) {
 				// Closed here: by Close or by a newer stream.
 			case errors.Is(err, io.EOF):
 				logger.Info("peer closed its message stream")
+				if t.cfg.PeerClosed != nil {
+					t.cfg.PeerClosed(from)
+				}
 			default:
 				logger.Warn("closing message stream from peer", "err", err)
 			}

@@ -345,3 +345,31 @@ func TestNewValidates(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestPeerClosedReported checks that a member is told when a peer closes
+// the message stream it opened (as a stopped or dead peer does), and only
+// then.
+func TestPeerClosedReported(t *testing.T) {
+	checkLeaks(t)
+	tn := newTestNet()
+	ids := []uint64{1, 2}
+	closed := make(chan uint64, 4)
+	m1 := tn.start(t, 1, ids, func(c *Config) { c.PeerClosed = func(id uint64) { closed <- id } })
+	m2 := tn.start(t, 2, ids, nil)
+	m2.tr.Send([]raftpb.Message{raftMsg(2, 1, 1)})
+	expectSeq(t, m1.h, 2, 1)
+	select {
+	case id := <-closed:
+		t.Fatalf("PeerClosed(%d) while the stream is up", id)
+	default:
+	}
+	tn.stop(t, m2)
+	select {
+	case id := <-closed:
+		if id != 2 {
+			t.Fatalf("PeerClosed(%d), want 2", id)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("PeerClosed not called after the peer stopped")
+	}
+}

@@ -1,0 +1,105 @@
+package raftnode
+
+import (
+	"context"
+	"errors"
+	"net"
+	"slices"
+	"syscall"
+	"time"
+
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
+)
+
+// deadCheckTimeout bounds each dial that checks whether a peer that closed
+// its stream is gone.
+const deadCheckTimeout = 250 * time.Millisecond
+
+// peerClosed is the transport's hook for a peer that closed its message
+// stream. When that peer is the leader and its peer port now refuses
+// connections (its process is gone: a killed or stopped server), waiting for
+// the election timeout only delays the next leader, so one surviving voter
+// stands for election at once. Raft still decides: the vote goes to it only
+// if its log is up to date, and should the old leader in fact be alive it
+// just steps down for the newer term. Only the surviving voter with the
+// lowest id stands, so that two followers noticing the same death do not
+// split the vote; if it cannot win, the others stand when their election
+// timeout runs out, as without this.
+func (n *Node) peerClosed(id uint64) {
+	addr, ok := n.cfg.Peers[id]
+	if !ok {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		go func() {
+			select {
+			case <-n.quit:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		if !peerGone(ctx, addr) {
+			return
+		}
+		n.control(func() { n.leaderGone(id) }, false)
+	}()
+}
+
+// peerGone reports whether addr refuses connections, twice in a row a
+// moment apart (a dying process may close its streams just before its
+// listener). A dial that connects, times out or fails otherwise says
+// nothing certain, so peerGone returns false.
+func peerGone(ctx context.Context, addr string) bool {
+	d := net.Dialer{Timeout: deadCheckTimeout}
+	for i := range 2 {
+		if i > 0 {
+			select {
+			case <-ctx.Done():
+				return false
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+		c, err := d.DialContext(ctx, "tcp", addr)
+		if err == nil {
+			c.Close()
+			return false
+		}
+		if !errors.Is(err, syscall.ECONNREFUSED) {
+			return false
+		}
+	}
+	return true
+}
+
+// leaderGone runs on the node's goroutine once leader id is known gone: if
+// it is still this follower's leader and this member is the surviving voter
+// with the lowest id, it campaigns at once, as a leader transfer would make
+// it (raft's MsgTimeoutNow: the vote is not held back by the other
+// followers' leader lease).
+func (n *Node) leaderGone(id uint64) {
+	st := n.rn.Status()
+	if st.Lead != id || st.RaftState != raft.StateFollower {
+		return
+	}
+	voters := st.Config.Voters.IDs()
+	if _, ok := voters[n.cfg.ID]; !ok {
+		return
+	}
+	var survivors []uint64
+	for v := range voters {
+		if v != id {
+			survivors = append(survivors, v)
+		}
+	}
+	if len(survivors) == 0 || slices.Min(survivors) != n.cfg.ID {
+		return
+	}
+	n.logger.Info("the leader's process is gone; standing for election at once", "leader", id, "term", st.Term)
+	// Stepped directly: n.step would count it as word from the leader.
+	if err := n.rn.Step(raftpb.Message{Type: raftpb.MsgTimeoutNow, From: id, To: n.cfg.ID, Term: st.Term}); err != nil {
+		n.logger.Warn("standing for election failed", "err", err)
+	}
+}
