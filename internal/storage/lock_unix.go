@@ -19,7 +19,7 @@ func lockFile(path string) (*os.File, error) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		_ = f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("storage: %s is locked: another process (or an unclosed WAL) uses this directory", path)
+			return nil, &lockedError{path: path} // same message, and errors.Is(err, ErrLocked)
 		}
 		return nil, fmt.Errorf("storage: locking %s: %w", path, err)
 	}

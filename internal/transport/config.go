@@ -104,11 +104,11 @@ type Config struct {
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// Logger receives the transport's messages; nil discards them.
 	Logger *slog.Logger
-	// PeerClosed, when set, is called when a peer closes the message
-	// stream it opened to this member (end of file, which is also what a
-	// peer whose process ended leaves), from that stream's goroutine; it
-	// must not block. A stream this side closes, or that fails otherwise,
-	// is not reported.
+	// PeerClosed, when set, is called when a stream with peer id ends
+	// other than by this side closing it: the peer closed or reset it (what
+	// a peer whose process ended leaves), it broke or fell silent. It is
+	// a hint, to check (the peer may just be reconnecting); called from the
+	// stream's goroutine, it must not block.
 	PeerClosed func(id uint64)
 }
 

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 
 	"go.etcd.io/raft/v3/raftpb"
@@ -132,11 +133,15 @@ func (t *Transport) readMessages(from uint64, conn net.Conn, r io.Reader) {
 				// Closed here: by Close or by a newer stream.
 			case errors.Is(err, io.EOF):
 				logger.Info("peer closed its message stream")
-				if t.cfg.PeerClosed != nil {
-					t.cfg.PeerClosed(from)
-				}
+				t.peerClosed(from)
+			case errors.Is(err, syscall.ECONNRESET):
+				// A peer closing with unread input resets the
+				// connection: what a killed process often leaves.
+				logger.Info("peer reset its message stream")
+				t.peerClosed(from)
 			default:
 				logger.Warn("closing message stream from peer", "err", err)
+				t.peerClosed(from)
 			}
 			return
 		}
@@ -155,6 +160,13 @@ func (t *Transport) readMessages(from uint64, conn net.Conn, r io.Reader) {
 			t.cfg.Handler.App(from, bytes.Clone(p))
 		case frameKeepAlive:
 		}
+	}
+}
+
+// peerClosed calls Config.PeerClosed, if set.
+func (t *Transport) peerClosed(from uint64) {
+	if t.cfg.PeerClosed != nil {
+		t.cfg.PeerClosed(from)
 	}
 }
 

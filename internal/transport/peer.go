@@ -74,6 +74,7 @@ func (p *peer) run() {
 			// Messages written shortly before the break may be lost.
 			p.logger.Warn("stream to peer broke; redialing", "err", err)
 			p.t.cfg.Reporter.ReportUnreachable(p.id)
+			p.t.peerClosed(p.id)
 		} else {
 			if p.t.ctx.Err() != nil {
 				return

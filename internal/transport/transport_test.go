@@ -346,9 +346,8 @@ func TestNewValidates(t *testing.T) {
 	}
 }
 
-// TestPeerClosedReported checks that a member is told when a peer closes
-// the message stream it opened (as a stopped or dead peer does), and only
-// then.
+// TestPeerClosedReported checks that a member is told when a peer's
+// streams end (as a stopped or dead peer's do), and not before.
 func TestPeerClosedReported(t *testing.T) {
 	checkLeaks(t)
 	tn := newTestNet()
