@@ -62,7 +62,7 @@ func newBenchCmd() *cobra.Command {
 // still prints what it measured.
 func runBench(ctx context.Context, stdout io.Writer, cfg bench.Config, asJSON bool) error {
 	if err := cfg.Validate(); err != nil {
-		return &exitError{exitUsage, fmt.Errorf("bench: %w", err)}
+		return &exitError{code: exitUsage, err: fmt.Errorf("bench: %w", err)}
 	}
 	res, err := bench.Run(ctx, cfg)
 	if res != nil {
@@ -75,7 +75,7 @@ func runBench(ctx context.Context, stdout io.Writer, cfg bench.Config, asJSON bo
 		err = errors.Join(err, werr)
 	}
 	if err != nil {
-		return &exitError{exitFailure, err}
+		return &exitError{code: exitFailure, err: err}
 	}
 	return nil
 }

@@ -43,7 +43,7 @@ func (f *exampleFlags) connect(ctx context.Context, stderr io.Writer, role strin
 	defer cancel()
 	conn, err := zk.Connect(cctx, f.servers, zk.WithSessionTimeout(f.sessionTimeout), zk.WithLogger(logger))
 	if err != nil {
-		return nil, nil, &exitError{exitFailure, err}
+		return nil, nil, &exitError{code: exitFailure, err: err}
 	}
 	logger.Info("session established", "session", fmt.Sprintf("0x%x", conn.SessionID()), "timeout", conn.SessionTimeout())
 	return conn, logger, nil
@@ -54,7 +54,7 @@ func roleError(role string, err error) error {
 	if err == nil {
 		return nil
 	}
-	return &exitError{exitFailure, fmt.Errorf("%s: %w", role, err)}
+	return &exitError{code: exitFailure, err: fmt.Errorf("%s: %w", role, err)}
 }
 
 func newExampleCmd() *cobra.Command {
@@ -120,7 +120,7 @@ func newExampleWorkerCmd() *cobra.Command {
 			}
 			journal, err := openJournal(logPath)
 			if err != nil {
-				return &exitError{exitUsage, err}
+				return &exitError{code: exitUsage, err: err}
 			}
 			defer journal.close()
 			conn, logger, err := f.connect(cmd.Context(), cmd.ErrOrStderr(), "worker")
@@ -175,7 +175,7 @@ func newExampleSubmitCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			journal, err := openJournal(resultsPath)
 			if err != nil {
-				return &exitError{exitUsage, err}
+				return &exitError{code: exitUsage, err: err}
 			}
 			defer journal.close()
 			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)

@@ -34,6 +34,8 @@ func main() {
 type exitError struct {
 	code int
 	err  error
+	// silent: the command has already said what failed; run adds nothing.
+	silent bool
 }
 
 func (e *exitError) Error() string { return e.err.Error() }
@@ -50,11 +52,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "paddock: %v\n", err)
 	var ee *exitError
 	if errors.As(err, &ee) {
+		if !ee.silent {
+			fmt.Fprintf(stderr, "paddock: %v\n", err)
+		}
 		return ee.code
 	}
+	fmt.Fprintf(stderr, "paddock: %v\n", err)
 	// Errors cobra raises itself: unknown commands, flags, arguments.
 	fmt.Fprintln(stderr, "Run 'paddock --help' for usage.")
 	return exitUsage
@@ -71,5 +76,7 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newServerCmd(), newVersionCmd())
 	root.AddCommand(newBenchCmd())
 	root.AddCommand(newExampleCmd())
+	root.AddCommand(newCLICmd())
+	root.AddCommand(newDataToolCmds()...)
 	return root
 }

@@ -82,7 +82,7 @@ func (f *serverFlags) overrides(cmd *cobra.Command) []config.Setting {
 func runServer(ctx context.Context, stderr io.Writer, configPath string, sf shutdownFlags, overrides []config.Setting) error {
 	cfg, warnings, err := config.Load(configPath, overrides...)
 	if err != nil {
-		return &exitError{exitUsage, err}
+		return &exitError{code: exitUsage, err: err}
 	}
 	logger := newLogger(stderr, cfg)
 	for _, w := range warnings {
@@ -94,10 +94,10 @@ func runServer(ctx context.Context, stderr io.Writer, configPath string, sf shut
 
 	srv, err := server.New(cfg, logger)
 	if err != nil {
-		return &exitError{exitFailure, fmt.Errorf("creating server: %w", err)}
+		return &exitError{code: exitFailure, err: fmt.Errorf("creating server: %w", err)}
 	}
 	if err := srv.Start(); err != nil {
-		return &exitError{exitFailure, errors.Join(fmt.Errorf("starting server: %w", err), srv.Close())}
+		return &exitError{code: exitFailure, err: errors.Join(fmt.Errorf("starting server: %w", err), srv.Close())}
 	}
 	addr := "unknown"
 	if a := srv.Addr(); a != nil {
@@ -112,7 +112,7 @@ func runServer(ctx context.Context, stderr io.Writer, configPath string, sf shut
 	sctx, cancel := context.WithTimeout(context.Background(), sf.timeout)
 	defer cancel()
 	if err := srv.Shutdown(sctx, sf.closeSessions); err != nil {
-		return &exitError{exitFailure, fmt.Errorf("closing server: %w", err)}
+		return &exitError{code: exitFailure, err: fmt.Errorf("closing server: %w", err)}
 	}
 	logger.Info("stopped")
 	return nil

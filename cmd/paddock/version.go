@@ -64,7 +64,7 @@ func printVersion(w io.Writer, v versionInfo, asJSON bool) error {
 	if asJSON {
 		enc := json.NewEncoder(w)
 		if err := enc.Encode(v); err != nil {
-			return &exitError{exitFailure, fmt.Errorf("version: %w", err)}
+			return &exitError{code: exitFailure, err: fmt.Errorf("version: %w", err)}
 		}
 		return nil
 	}
@@ -80,7 +80,7 @@ func printVersion(w io.Writer, v versionInfo, asJSON bool) error {
 		_, err = fmt.Fprintf(w, "committed: %s\n", v.Time)
 	}
 	if err != nil {
-		return &exitError{exitFailure, fmt.Errorf("version: %w", err)}
+		return &exitError{code: exitFailure, err: fmt.Errorf("version: %w", err)}
 	}
 	return nil
 }

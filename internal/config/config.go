@@ -119,6 +119,25 @@ type Config struct {
 	// timeout, at least 10 ms.
 	RaftHeartbeat time.Duration
 
+	// MetricsEnabled serves Prometheus metrics at /metrics on MetricsAddr:
+	// set by metricsProvider.className naming ZooKeeper's
+	// PrometheusMetricsProvider, or by metricsProvider.httpPort alone.
+	// Default false.
+	MetricsEnabled bool
+	// MetricsHost is the metrics listener's host (metricsProvider.httpHost).
+	// Default "127.0.0.1", where ZooKeeper's is 0.0.0.0: the endpoint has
+	// no authentication, so exposing it is the operator's choice.
+	MetricsHost string
+	// MetricsPort is the metrics listener's port (metricsProvider.httpPort).
+	// Default 7000, as in ZooKeeper; 0 picks a free port.
+	MetricsPort int
+	// MetricsExportRuntime adds the Go runtime and process collectors
+	// (metricsProvider.exportJvmInfo, ZooKeeper's JVM metrics). Default true.
+	MetricsExportRuntime bool
+	// FsyncWarningThreshold: a WAL fsync taking longer is logged as a
+	// warning and counted (fsync.warningthresholdms, ms). Default 1000 ms.
+	FsyncWarningThreshold time.Duration
+
 	// HandshakeTimeout is how long a new connection may take to send its
 	// ConnectRequest or four-letter word before it is closed
 	// (paddock.handshake.timeoutMs). Default 10 s, independent of TickTime:
@@ -130,6 +149,25 @@ type Config struct {
 	// LogLevel is the minimum level logged (paddock.log.level: debug, info,
 	// warn or error). Default info.
 	LogLevel slog.Level
+
+	// AdminEnabled turns on the admin HTTP server (admin.enableServer).
+	// Default false, unlike ZooKeeper's true: see docs/admin.md.
+	AdminEnabled bool
+	// AdminAddress is the admin server's host (admin.serverAddress); ""
+	// means all interfaces. Default "127.0.0.1" (ZooKeeper's is 0.0.0.0).
+	AdminAddress string
+	// AdminPort is the admin server's port (admin.serverPort). Default
+	// 8080; 0 picks a free port.
+	AdminPort int
+	// AdminCommandURL is the URL path under which commands are served
+	// (admin.commandURL). Default "/commands".
+	AdminCommandURL string
+	// AdminIdleTimeout closes admin connections idle this long
+	// (admin.idleTimeout, ms). Default 30 s.
+	AdminIdleTimeout time.Duration
+	// AdminSnapshotEnabled allows the snapshot admin command
+	// (admin.snapshot.enabled, ZooKeeper 3.9's name). Default false.
+	AdminSnapshotEnabled bool
 
 	// IgnoredKeys lists the known ZooKeeper keys present in zoo.cfg that
 	// Paddock does not use (tuning knobs, JVM and metrics settings), sorted,
@@ -159,9 +197,17 @@ func Default() *Config {
 		ContainerCheckInterval:   60 * time.Second,
 		ContainerMaxPerMinute:    10000,
 		ServerID:                 1,
+		MetricsHost:              "127.0.0.1",
+		MetricsPort:              7000,
+		MetricsExportRuntime:     true,
+		FsyncWarningThreshold:    1000 * time.Millisecond,
 		HandshakeTimeout:         10 * time.Second,
 		LogFormat:                LogFormatText,
 		LogLevel:                 slog.LevelInfo,
+		AdminAddress:             "127.0.0.1",
+		AdminPort:                8080,
+		AdminCommandURL:          "/commands",
+		AdminIdleTimeout:         30 * time.Second,
 	}
 }
 
@@ -200,6 +246,12 @@ func (c *Config) RaftTiming() (election, heartbeat time.Duration) {
 // e.g. "127.0.0.1:2181" or ":2181" for all interfaces.
 func (c *Config) ClientAddr() string {
 	return net.JoinHostPort(c.ClientPortAddress, strconv.Itoa(c.ClientPort))
+}
+
+// MetricsAddr returns the metrics listener's address in net.Listen form,
+// e.g. "127.0.0.1:7000".
+func (c *Config) MetricsAddr() string {
+	return net.JoinHostPort(c.MetricsHost, strconv.Itoa(c.MetricsPort))
 }
 
 // KeyError reports a bad value for one configuration key.
@@ -309,6 +361,17 @@ func (c *Config) Validate() error {
 		add("znode.container.maxPerMinute", c.ContainerMaxPerMinute, "must be positive")
 	}
 	errs = append(errs, c.validateIDs()...)
+	if c.MetricsEnabled {
+		if !validPort(c.MetricsPort, true) {
+			add("metricsProvider.httpPort", c.MetricsPort, "must be in [0, 65535]")
+		}
+		if c.MetricsHost == "" || !validHost(c.MetricsHost) {
+			add("metricsProvider.httpHost", c.MetricsHost, "is not a host name or IP address")
+		}
+	}
+	if c.FsyncWarningThreshold < 0 {
+		add("fsync.warningthresholdms", ms(c.FsyncWarningThreshold), "must not be negative")
+	}
 	if c.HandshakeTimeout < time.Millisecond {
 		add("paddock.handshake.timeoutMs", ms(c.HandshakeTimeout), "must be at least 1 ms")
 	}
@@ -326,6 +389,18 @@ func (c *Config) Validate() error {
 	}
 	if _, ok := levelName(c.LogLevel); !ok {
 		add("paddock.log.level", c.LogLevel, "is not one of debug, info, warn, error")
+	}
+	if !validPort(c.AdminPort, true) {
+		add("admin.serverPort", c.AdminPort, "must be in [0, 65535]")
+	}
+	if c.AdminAddress != "" && !validHost(c.AdminAddress) {
+		add("admin.serverAddress", c.AdminAddress, "is not a host name or IP address")
+	}
+	if u := c.AdminCommandURL; !strings.HasPrefix(u, "/") || u == "/" || u == "/ready" || u == "/live" || strings.ContainsAny(u, "?# ") {
+		add("admin.commandURL", u, "must be a path such as /commands (not /, /ready or /live)")
+	}
+	if c.AdminIdleTimeout < time.Millisecond {
+		add("admin.idleTimeout", ms(c.AdminIdleTimeout), "must be at least 1 ms")
 	}
 	return errors.Join(errs...)
 }

@@ -29,7 +29,10 @@ func canonicalKey(key string) string {
 	case "4lw.commands.whitelist", "globalOutstandingLimit", "snapCount",
 		"jute.maxbuffer", "extendedTypesEnabled",
 		"DigestAuthenticationProvider.superDigest",
-		"znode.container.checkIntervalMs", "znode.container.maxPerMinute":
+		"znode.container.checkIntervalMs", "znode.container.maxPerMinute",
+		"fsync.warningthresholdms",
+		"admin.enableServer", "admin.serverAddress", "admin.serverPort",
+		"admin.commandURL", "admin.idleTimeout", "admin.snapshot.enabled":
 		return rest
 	}
 	return key
@@ -47,7 +50,7 @@ func classify(key string) keyKind {
 		"quorumCnxnTimeoutMs", "quorum.cnxn.threads.size", "oraclePath",
 		"maxResponseCacheSize", "maxGetChildrenResponseCacheSize",
 		"digest.enabled", "snapshot.compression.method", "snapshot.trust.empty",
-		"serverCnxnFactory", "fsync.warningthresholdms", "commitLogCount",
+		"serverCnxnFactory", "commitLogCount",
 		"audit.enable", "leaderServes", "jute.maxbuffer.extrasize",
 		"requestThrottleLimit", "requestThrottleStallTime", "requestThrottleDropStale",
 		"largeRequestMaxBytes", "largeRequestThreshold", "throttledOpWaitTime",
@@ -55,8 +58,13 @@ func classify(key string) keyKind {
 		"flushDelay", "maxWriteQueuePollTime", "maxBatchSize",
 		"connectionMaxTokens", "connectionTokenFillTime", "connectionTokenFillCount",
 		"connectionFreezeTime", "connectionDropIncrease", "connectionDropDecrease",
-		"connectionDecreaseRatio", "sslQuorumReloadCertFiles":
+		"connectionDecreaseRatio", "sslQuorumReloadCertFiles",
+		"metricsProvider.numWorkerThreads", "metricsProvider.maxQueueSize",
+		"metricsProvider.workerShutdownTimeoutMs", "metricsProvider.httpVersion",
+		"metricsProvider.prometheusMetricsSummaryRotateIntervalSeconds":
 		return keyIgnored
+	case "metricsProvider.httpsPort":
+		return keyUnsupported
 	case "secureClientPort", "secureClientPortAddress", "sslQuorum",
 		"portUnification", "client.portUnification", "skipACL",
 		"dynamicConfigFile", "localSessionsEnabled", "localSessionsUpgradingEnabled",
@@ -66,13 +74,13 @@ func classify(key string) keyKind {
 		"DigestAuthenticationProvider.digestAlg", "DigestAuthenticationProvider.enabled":
 		return keyUnsupported
 	}
-	for _, p := range []string{"admin.", "metricsProvider.", "jvm.pause.", "multiAddress.",
+	for _, p := range []string{"jvm.pause.", "multiAddress.",
 		"group.", "weight.", "nio.", "netty."} {
 		if strings.HasPrefix(k, p) {
 			return keyIgnored
 		}
 	}
-	for _, p := range []string{"ssl.", "authProvider.", "quorum.auth.", "kerberos."} {
+	for _, p := range []string{"admin.", "ssl.", "authProvider.", "quorum.auth.", "kerberos.", "metricsProvider.ssl."} {
 		if strings.HasPrefix(k, p) {
 			return keyUnsupported
 		}

@@ -125,6 +125,10 @@ type builder struct {
 	dataLogDirSet                bool
 	fileClientPort, fileAddress  bool // set by the file
 	clientPortSet, addressSet    bool // set by the file or an override
+	// metricsClass is the provider metricsProvider.className chose
+	// (metricsPrometheus or metricsNone), 0 when unset.
+	metricsClass   int
+	metricsPortSet bool
 }
 
 func newBuilder(name string) *builder {
@@ -191,6 +195,7 @@ func (b *builder) finish(overrides []Setting) (*Config, error) {
 	if !b.dataLogDirSet {
 		c.DataLogDir = c.DataDir
 	}
+	c.MetricsEnabled = b.metricsClass == metricsPrometheus || (b.metricsClass == 0 && b.metricsPortSet)
 	c.Servers = c.Servers[:0]
 	for _, s := range b.servers {
 		c.Servers = append(c.Servers, s)
@@ -330,6 +335,17 @@ func (b *builder) set(key, value, where string, fromFile bool) (bool, error) {
 		default:
 			err = errors.New("must be observer or participant")
 		}
+	case "metricsProvider.className":
+		b.metricsClass, err = parseMetricsProvider(value)
+	case "metricsProvider.httpPort":
+		c.MetricsPort, err = parseInt32(value)
+		b.metricsPortSet = true
+	case "metricsProvider.httpHost":
+		c.MetricsHost = strings.TrimSuffix(strings.TrimPrefix(value, "["), "]")
+	case "metricsProvider.exportJvmInfo":
+		c.MetricsExportRuntime, err = parseBool(value)
+	case "fsync.warningthresholdms":
+		c.FsyncWarningThreshold, err = parseMillis(value)
 	case "paddock.raft.electionTimeoutMs":
 		c.RaftElectionTimeout, err = parseMillis(value)
 	case "paddock.raft.heartbeatMs":
@@ -340,6 +356,24 @@ func (b *builder) set(key, value, where string, fromFile bool) (bool, error) {
 		c.LogFormat, err = parseLogFormat(value)
 	case "paddock.log.level":
 		c.LogLevel, err = parseLogLevel(value)
+	case "admin.enableServer":
+		c.AdminEnabled, err = parseBool(value)
+	case "admin.serverAddress":
+		c.AdminAddress = strings.TrimSuffix(strings.TrimPrefix(value, "["), "]")
+		if c.AdminAddress != "" && !validHost(c.AdminAddress) {
+			err = errors.New("is not a host name or IP address")
+		}
+	case "admin.serverPort":
+		c.AdminPort, err = parseInt32(value)
+		if err == nil && !validPort(c.AdminPort, true) {
+			err = errors.New("must be in [0, 65535]")
+		}
+	case "admin.commandURL":
+		c.AdminCommandURL = strings.TrimRight(value, "/")
+	case "admin.idleTimeout":
+		c.AdminIdleTimeout, err = parseMillis(value)
+	case "admin.snapshot.enabled":
+		c.AdminSnapshotEnabled, err = parseBool(value)
 	default:
 		if !strings.HasPrefix(key, "server.") {
 			return false, nil
@@ -353,4 +387,24 @@ func (b *builder) set(key, value, where string, fromFile bool) (bool, error) {
 		}
 	}
 	return true, err
+}
+
+// Metrics providers metricsProvider.className may name.
+const (
+	metricsPrometheus = 1 + iota // serve /metrics
+	metricsNone                  // ZooKeeper's default provider: no endpoint
+)
+
+// parseMetricsProvider accepts ZooKeeper's Prometheus provider, and its
+// default and null providers, which serve nothing.
+func parseMetricsProvider(s string) (int, error) {
+	switch s {
+	case "org.apache.zookeeper.metrics.prometheus.PrometheusMetricsProvider":
+		return metricsPrometheus, nil
+	case "org.apache.zookeeper.metrics.impl.DefaultMetricsProvider",
+		"org.apache.zookeeper.metrics.impl.NullMetricsProvider":
+		return metricsNone, nil
+	}
+	return 0, errors.New("is not a metrics provider Paddock has " +
+		"(org.apache.zookeeper.metrics.prometheus.PrometheusMetricsProvider, or ZooKeeper's DefaultMetricsProvider for none)")
 }

@@ -304,8 +304,8 @@ func TestParseWarnings(t *testing.T) {
 		{"unknown paddock key", "paddock.colour=blue", []string{`unknown key "paddock.colour"`}, nil, nil},
 		{"unknown zookeeper-prefixed key", "zookeeper.tickTime=5", []string{`unknown key "zookeeper.tickTime"`},
 			nil, func(c *Config) bool { return c.TickTime == 2*time.Second }},
-		{"ignored keys", "preAllocSize=65536\nforceSync=no\nadmin.serverPort=8080\nmetricsProvider.httpPort=7000\nstandaloneEnabled=true\nzookeeper.snapshot.trust.empty=true",
-			nil, []string{"admin.serverPort", "forceSync", "metricsProvider.httpPort", "preAllocSize", "standaloneEnabled", "zookeeper.snapshot.trust.empty"}, nil},
+		{"ignored keys", "preAllocSize=65536\nforceSync=no\nmetricsProvider.numWorkerThreads=1\nstandaloneEnabled=true\nzookeeper.snapshot.trust.empty=true",
+			nil, []string{"forceSync", "metricsProvider.numWorkerThreads", "preAllocSize", "standaloneEnabled", "zookeeper.snapshot.trust.empty"}, nil},
 		{"unsupported keys", "secureClientPort=2281\nskipACL=yes\nssl.keyStore.location=/k",
 			[]string{`^line 1: secureClientPort is not supported by Paddock; ignored$`, `^line 2: skipACL is not supported`, `^line 3: ssl.keyStore.location is not supported`}, nil, nil},
 		{"snapRetainCount clamped", "autopurge.snapRetainCount=1", []string{`^line 1: autopurge.snapRetainCount 1 is below 3; using 3$`},
@@ -358,8 +358,7 @@ func TestParseZooKeeperSamples(t *testing.T) {
 		wantPurge   time.Duration
 	}{
 		{"as shipped", string(data), nil, 60, 0},
-		{"settings enabled", enabled, []string{"metricsProvider.className", "metricsProvider.exportJvmInfo",
-			"metricsProvider.httpHost", "metricsProvider.httpPort"}, 60, time.Hour},
+		{"settings enabled", enabled, nil, 60, time.Hour},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -376,6 +375,9 @@ func TestParseZooKeeperSamples(t *testing.T) {
 			want.MaxClientCnxns = tt.wantCnxns
 			want.AutopurgePurgeInterval = tt.wantPurge
 			want.IgnoredKeys = tt.wantIgnored
+			if tt.text == enabled { // the sample's Prometheus settings
+				want.MetricsEnabled, want.MetricsHost = true, "0.0.0.0"
+			}
 			if !reflect.DeepEqual(cfg, want) {
 				t.Errorf("got  %+v\nwant %+v", cfg, want)
 			}
@@ -550,7 +552,8 @@ func TestParseDockerConfig(t *testing.T) {
 		{"syncLimit", cfg.SyncLimit, 2},
 		{"clientAddr from server.1", cfg.ClientAddr(), "0.0.0.0:2181"},
 		{"server client port", cfg.Servers[0].ClientPort, 2181},
-		{"ignored", cfg.IgnoredKeys, []string{"admin.enableServer", "standaloneEnabled"}},
+		{"ignored", cfg.IgnoredKeys, []string{"standaloneEnabled"}},
+		{"admin server on", cfg.AdminEnabled, true},
 	}
 	for _, c := range checks {
 		if !reflect.DeepEqual(c.got, c.want) {

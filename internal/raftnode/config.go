@@ -94,6 +94,15 @@ type Config struct {
 	WALSegmentBytes int64
 	// Logger receives the node's and raft's messages; nil discards them.
 	Logger *slog.Logger
+	// OnWALSync, if set, is told how long each fsync of the WAL took
+	// (storage.WALOptions.OnSync). It runs on the node's goroutine and must
+	// be quick.
+	OnWALSync func(time.Duration)
+	// OnSnapshot, if set, is told of every snapshot this node wrote and
+	// recorded: how long it took from capture to durable, and the file's
+	// size in bytes (0 if it could not be read). It runs on the node's
+	// goroutine and must be quick.
+	OnSnapshot func(took time.Duration, bytes int64)
 }
 
 // withDefaults returns c with zero fields set to their defaults.

@@ -74,11 +74,13 @@ func peerGone(ctx context.Context, addr string) bool {
 	return true
 }
 
-// leaderGone runs on the node's goroutine once leader id is known gone: if
-// it is still this follower's leader and this member is the surviving voter
-// with the lowest id, it campaigns at once, as a leader transfer would make
-// it (raft's MsgTimeoutNow: the vote is not held back by the other
-// followers' leader lease).
+// leaderGone runs on the node's goroutine once leader id is known gone. If
+// id is still this follower's leader, the surviving voter with the lowest id
+// campaigns at once, as a leader transfer would make it (raft's
+// MsgTimeoutNow: the vote is not held back by the other followers' leader
+// lease). The next surviving voter campaigns standbyTicks later if that
+// produced no leader it heard of (the first may be dead too, or may not
+// have seen the streams end), and so on down the ids.
 func (n *Node) leaderGone(id uint64) {
 	st := n.rn.Status()
 	if st.Lead != id || st.RaftState != raft.StateFollower {
@@ -94,12 +96,32 @@ func (n *Node) leaderGone(id uint64) {
 			survivors = append(survivors, v)
 		}
 	}
-	if len(survivors) == 0 || slices.Min(survivors) != n.cfg.ID {
+	slices.Sort(survivors)
+	rank := slices.Index(survivors, n.cfg.ID)
+	if rank > 0 {
+		wait := time.Duration(rank*standbyTicks) * n.cfg.TickInterval
+		time.AfterFunc(wait, func() {
+			n.control(func() {
+				if st := n.rn.Status(); st.Lead == id && st.RaftState == raft.StateFollower {
+					n.campaignFor(id, st.Term)
+				}
+			}, false)
+		})
 		return
 	}
-	n.logger.Info("the leader's process is gone; standing for election at once", "leader", id, "term", st.Term)
+	n.campaignFor(id, st.Term)
+}
+
+// standbyTicks is how many ticks each surviving voter after the first
+// waits, in turn, before it stands for a leader known gone.
+const standbyTicks = 5
+
+// campaignFor makes this follower stand for election at once in place of
+// leader id, gone, in term.
+func (n *Node) campaignFor(id, term uint64) {
+	n.logger.Info("the leader's process is gone; standing for election at once", "leader", id, "term", term)
 	// Stepped directly: n.step would count it as word from the leader.
-	if err := n.rn.Step(raftpb.Message{Type: raftpb.MsgTimeoutNow, From: id, To: n.cfg.ID, Term: st.Term}); err != nil {
+	if err := n.rn.Step(raftpb.Message{Type: raftpb.MsgTimeoutNow, From: id, To: n.cfg.ID, Term: term}); err != nil {
 		n.logger.Warn("standing for election failed", "err", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"time"
 
@@ -378,8 +379,16 @@ func (n *Node) finishSnapshot(res snapResult) error {
 			n.logger.Error("releasing WAL segments", "index", kept[0].Index, "err", err)
 		}
 	}
+	took := time.Since(res.started)
 	n.logger.Info("snapshot saved", "path", res.path, "index", index, "term", res.meta.Term,
-		"took", time.Since(res.started))
+		"took", took)
+	if n.cfg.OnSnapshot != nil {
+		var size int64
+		if fi, err := os.Stat(res.path); err == nil {
+			size = fi.Size()
+		}
+		n.cfg.OnSnapshot(took, size)
+	}
 	return nil
 }
 

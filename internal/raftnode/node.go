@@ -137,7 +137,7 @@ func Start(cfg Config, sm StateMachine) (*Node, error) {
 	for _, p := range removed {
 		logger.Warn("removed unfinished snapshot", "path", p)
 	}
-	w, err := storage.OpenWAL(cfg.LogDir, storage.WALOptions{SegmentBytes: cfg.WALSegmentBytes, Logger: logger})
+	w, err := storage.OpenWAL(cfg.LogDir, storage.WALOptions{SegmentBytes: cfg.WALSegmentBytes, Logger: logger, OnSync: cfg.OnWALSync})
 	if err != nil {
 		return nil, err
 	}

@@ -188,10 +188,12 @@ func (c *conn) serve() {
 		frame, err := proto.ReadFrame(br, buf, c.s.cfg.JuteMaxBuffer)
 		if err != nil {
 			c.logFrameError(err)
+			c.s.metrics.readFailed(err)
 			return
 		}
 		c.stats.received.Add(1)
 		c.s.stats.received.Add(1)
+		c.s.metrics.received(len(frame))
 		c.s.tracker.Touch(c.entry, time.Now())
 		c.active.Store(true)
 		it, ok := c.decode(frame)
@@ -525,6 +527,7 @@ func (c *conn) inlineRead(it *item) bool {
 	d := time.Since(it.received)
 	c.stats.record(it, d, c.s.lastZxid())
 	c.s.stats.record(d)
+	c.s.metrics.request(it, d)
 	if !c.flush() {
 		c.close()
 	}
@@ -536,6 +539,7 @@ func (c *conn) finishStats(it *item) {
 	d := time.Since(it.received)
 	c.stats.record(it, d, c.s.lastZxid())
 	c.s.stats.record(d)
+	c.s.metrics.request(it, d)
 	<-c.s.outstanding
 }
 
@@ -629,6 +633,7 @@ func replyCap(resp proto.Response) int {
 // handshake reads the ConnectRequest and opens or resumes a session. It
 // reports whether the connection goes on.
 func (c *conn) handshake(frame []byte) bool {
+	c.s.metrics.connectRequest(len(frame))
 	var req proto.ConnectRequest
 	if err := proto.Unmarshal(frame, &req); err != nil {
 		c.log.Warn("closing connection: malformed connect request", "err", err)

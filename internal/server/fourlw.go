@@ -5,12 +5,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"os"
-	"os/user"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"sort"
 	"strconv"
@@ -208,83 +205,26 @@ func absPath(p string) string {
 // connection with a session and 0 for one without (ZooKeeper shows 0 for the
 // connection running the command).
 func (s *Server) writeConnection(b *strings.Builder, ci connInfo, brief bool) {
-	c, cs := ci.c, &ci.c.stats
-	ops := 0
-	if ci.sessionID != 0 {
-		ops = 1
-	}
-	fmt.Fprintf(b, " /%s[%d](queued=%d,recved=%d,sent=%d", c.remote, ops,
-		len(c.items), cs.received.Load(), cs.sent.Load())
+	d := s.connFields(ci, brief)
+	fmt.Fprintf(b, " /%s[%d](queued=%d,recved=%d,sent=%d", ci.c.remote, d.interestOps,
+		d.queued, d.received, d.sent)
 	if brief {
 		b.WriteString(")")
 		return
 	}
-	min, _, max, _ := cs.latency.get()
-	avg := cs.latency.intAvg()
-	cs.mu.Lock()
-	lop, lcxid, lzxid, lresp, llat := cs.lastOp, cs.lastCxid, cs.lastZxid, cs.lastResp, cs.lastLatency
-	cs.mu.Unlock()
-	timeout := int64(ci.timeout)
-	if ci.sessionID == 0 {
-		timeout = s.cfg.HandshakeTimeout.Milliseconds()
-	}
-	switch {
-	case lop == "" || lop == "NA":
-		// Nothing answered since the connection opened or its stats were
-		// reset: ZooKeeper's lastZxid is then -1.
-		lop, lzxid = "NA", -1
-	case lzxid == 0:
-		lzxid = s.lastZxid()
-	}
-	var lrespMs int64
-	if !lresp.IsZero() {
-		lrespMs = lresp.UnixMilli()
-	}
 	fmt.Fprintf(b, ",sid=0x%s,lop=%s,est=%d,to=%d,lcxid=0x%s,lzxid=0x%s,lresp=%d,llat=%d,minlat=%d,avglat=%d,maxlat=%d)",
-		hex64(ci.sessionID), lop, cs.established.UnixMilli(), timeout, hex64(int64(lcxid)), hex64(lzxid),
-		lrespMs, llat, min, avg, max)
+		hex64(ci.sessionID), d.lastOp, d.established, d.timeout, hex64(d.lastCxid), hex64(d.lastZxid),
+		d.lastResp, d.lastLatency, d.minLatency, d.avgLatency, d.maxLatency)
 }
 
 // writeEnv writes envi: ZooKeeper's Environment.list keys, in its order,
 // with the Go runtime in place of the JVM's java.* properties. Unknown values
 // are "<NA>", as in ZooKeeper.
 func writeEnv(b *strings.Builder) {
-	host, err := os.Hostname()
-	if err != nil {
-		host = "<NA>"
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		wd = "<NA>"
-	}
-	userName, userHome := "<NA>", "<NA>"
-	if u, err := user.Current(); err == nil {
-		userName, userHome = u.Username, u.HomeDir
-	}
 	b.WriteString("Environment:\n")
-	fmt.Fprintf(b, "zookeeper.version=%s\n", fullVersion())
-	fmt.Fprintf(b, "host.name=%s\n", host)
-	fmt.Fprintf(b, "go.version=%s\n", runtime.Version())
-	fmt.Fprintf(b, "os.name=%s\n", javaOSName())
-	fmt.Fprintf(b, "os.arch=%s\n", javaOSArch())
-	fmt.Fprintf(b, "os.version=%s\n", osVersion())
-	fmt.Fprintf(b, "user.name=%s\n", userName)
-	fmt.Fprintf(b, "user.home=%s\n", userHome)
-	fmt.Fprintf(b, "user.dir=%s\n", wd)
-	// The JVM's free/max/total heap: here the committed heap, the part of
-	// it not in use, and the soft memory limit if one is set.
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	committed := ms.HeapSys - ms.HeapReleased
-	free := uint64(0)
-	if committed > ms.HeapInuse {
-		free = committed - ms.HeapInuse
+	for _, e := range environment() {
+		fmt.Fprintf(b, "%s=%s\n", e[0], e[1])
 	}
-	fmt.Fprintf(b, "os.memory.free=%dMB\n", free>>20)
-	if limit := debug.SetMemoryLimit(-1); limit > 0 && limit < math.MaxInt64 {
-		fmt.Fprintf(b, "os.memory.max=%dMB\n", limit>>20)
-	}
-	fmt.Fprintf(b, "os.memory.total=%dMB\n", committed>>20)
 }
 
 // javaOSName is runtime.GOOS as the JVM's os.name spells it.
@@ -394,36 +334,11 @@ func (s *Server) writeMntrEnsemble(b *strings.Builder) {
 	}
 	st := s.node.Status()
 	fmt.Fprintf(b, "zk_quorum_size\t%d\n", len(st.Voters))
-	state := "looking"
-	switch {
-	case !s.serving.Load():
-	case st.IsLeader:
-		state = "leading - broadcast"
-	case st.IsLearner():
-		state = "observing - broadcast"
-	default:
-		state = "following - broadcast"
-	}
-	fmt.Fprintf(b, "zk_peer_state\t%s\n", state)
+	fmt.Fprintf(b, "zk_peer_state\t%s\n", s.peerState(st))
 	if !st.IsLeader {
 		return
 	}
-	learners, followers, observers := 0, 0, 0
-	for id, p := range st.Progress {
-		if id == st.ID {
-			continue
-		}
-		if p.Active {
-			learners++
-		}
-		if p.Active && p.State == "StateReplicate" {
-			if p.IsLearner {
-				observers++
-			} else {
-				followers++
-			}
-		}
-	}
+	learners, followers, observers := syncedCounts(st)
 	fmt.Fprintf(b, "zk_learners\t%d\n", learners)
 	fmt.Fprintf(b, "zk_synced_followers\t%d\n", followers)
 	fmt.Fprintf(b, "zk_synced_non_voting_followers\t%d\n", 0)

@@ -32,6 +32,7 @@ func (s *Server) acceptLoop() {
 		}
 		c := s.newConn(nc)
 		if !s.addConn(c) {
+			s.metrics.rejected()
 			s.log.Warn("rejecting connection: too many connections from this address",
 				"client", c.remote, "maxClientCnxns", s.cfg.MaxClientCnxns)
 			nc.Close()

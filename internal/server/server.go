@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/paddockhq/paddock/internal/admin"
 	"github.com/paddockhq/paddock/internal/config"
 	"github.com/paddockhq/paddock/internal/fsm"
 	"github.com/paddockhq/paddock/internal/proto"
@@ -75,6 +76,8 @@ type Server struct {
 	outstanding chan struct{}
 	stats       stats
 	started     time.Time
+	metrics     *serverMetrics // nil when metrics are off (metrics.go)
+	adminSrv    *admin.Server  // nil when admin.enableServer is false (admin.go)
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -87,6 +90,7 @@ type call struct {
 	done  chan struct{}
 	res   fsm.Result
 	entry *fsm.Entry // what was proposed, applied without decoding it again
+	start time.Time  // when proposed, with metrics on (metrics.go)
 }
 
 // New returns a server for cfg. It validates the configuration but opens
@@ -130,7 +134,11 @@ func (s *Server) Start() error {
 	// the start time, then a counter.
 	s.sessSeq.Store(s.cfg.ServerID<<56 | int64(uint64(time.Now().UnixMilli())<<24>>8))
 	standalone := s.cfg.Standalone()
-	node, err := raftnode.Start(s.raftConfig(filepath.Join(s.cfg.DataDir, "snap"), filepath.Join(s.cfg.DataLogDir, "wal")), (*machine)(s))
+	rc := s.raftConfig(filepath.Join(s.cfg.DataDir, "snap"), filepath.Join(s.cfg.DataLogDir, "wal"))
+	if err := s.initMetrics(&rc); err != nil {
+		return err
+	}
+	node, err := raftnode.Start(rc, (*machine)(s))
 	if err != nil {
 		return err
 	}
@@ -164,6 +172,17 @@ func (s *Server) Start() error {
 		return fmt.Errorf("server: listen on %s: %w", addr, err)
 	}
 	s.ln = ln
+	if err := s.startMetrics(); err != nil {
+		ln.Close()
+		node.Close()
+		return err
+	}
+	if err := s.startAdmin(); err != nil {
+		s.stopMetrics()
+		ln.Close()
+		node.Close()
+		return err
+	}
 	s.log.Info("listening", "addr", ln.Addr().String(), "mode", s.mode(), "zxid", fmt.Sprintf("0x%x", s.lastZxid()),
 		"sessions", s.tracker.Len(), "nodes", s.nodeCount())
 	s.wg.Add(3)
@@ -193,7 +212,9 @@ func (s *Server) Close() error {
 	if !s.closed.CompareAndSwap(false, true) {
 		return nil
 	}
+	s.closeAdmin()
 	s.cancel()
+	s.stopMetrics()
 	if s.ln != nil {
 		s.ln.Close()
 	}
@@ -241,7 +262,7 @@ func (s *Server) propose(ctx context.Context, e *fsm.Entry) (*call, error) {
 		// proposed in (see fsm.Entry.Term).
 		e.Term = s.node.Status().Term
 	}
-	c := &call{done: make(chan struct{}), entry: e}
+	c := &call{done: make(chan struct{}), entry: e, start: s.metrics.proposalStart()}
 	s.pendMu.Lock()
 	s.pending[id] = c
 	s.pendMu.Unlock()
@@ -343,6 +364,7 @@ func (m *machine) Apply(index, term uint64, data []byte) {
 		s.sessionClosed(res.Session)
 	}
 	if c != nil {
+		s.metrics.proposalApplied(c.start)
 		c.entry = nil
 		c.res = res
 		close(c.done)
@@ -454,6 +476,7 @@ func (s *Server) expiryLoop() {
 			}
 			for _, id := range s.tracker.Expired(now) {
 				s.log.Info("expiring session", "session", fmt.Sprintf("0x%x", id))
+				s.metrics.expired()
 				ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
 				_, err := s.propose(ctx, &fsm.Entry{Type: fsm.EntryCloseSession, Session: id, Time: now.UnixMilli()})
 				cancel()

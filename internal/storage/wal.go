@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync/atomic"
+	"time"
 
 	"go.etcd.io/raft/v3/raftpb"
 )
@@ -30,6 +31,10 @@ type WALOptions struct {
 	SegmentBytes int64
 	// Logger receives recovery and rollover messages; nil discards them.
 	Logger *slog.Logger
+	// OnSync, if set, is told how long each fsync of the segment being
+	// appended to took. It runs on the WAL's owner goroutine, so it must be
+	// quick.
+	OnSync func(time.Duration)
 }
 
 // WALStats are counters for metrics and tests.
@@ -55,6 +60,7 @@ type WAL struct {
 	marker    SnapshotMarker
 	lastIndex uint64 // index of the last entry written, 0 if none
 	buf       []byte
+	onSync    func(time.Duration)
 	err       error // sticky: a failed write leaves the tail unknown
 	closed    bool
 
@@ -84,7 +90,7 @@ func OpenWAL(dir string, opts WALOptions) (*WAL, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &WAL{dir: dir, logger: logger, segmentBytes: opts.SegmentBytes, lock: lock}
+	w := &WAL{dir: dir, logger: logger, segmentBytes: opts.SegmentBytes, lock: lock, onSync: opts.OnSync}
 	if err := w.open(); err != nil {
 		w.release()
 		return nil, err
@@ -356,9 +362,16 @@ func (w *WAL) write(b []byte, sync bool) error {
 
 // sync fsyncs the last segment.
 func (w *WAL) sync() error {
+	var start time.Time
+	if w.onSync != nil {
+		start = time.Now()
+	}
 	if err := w.f.Sync(); err != nil {
 		w.err = fmt.Errorf("storage: fsync of WAL segment %s: %w", w.f.Name(), err)
 		return w.err
+	}
+	if w.onSync != nil {
+		w.onSync(time.Since(start))
 	}
 	w.syncs.Add(1)
 	w.unsynced = false
