@@ -78,9 +78,10 @@ func peerGone(ctx context.Context, addr string) bool {
 // id is still this follower's leader, the surviving voter with the lowest id
 // campaigns at once, as a leader transfer would make it (raft's
 // MsgTimeoutNow: the vote is not held back by the other followers' leader
-// lease). The next surviving voter campaigns standbyTicks later if that
-// produced no leader it heard of (the first may be dead too, or may not
-// have seen the streams end), and so on down the ids.
+// lease). The next surviving voter campaigns standbyTicks later if it knows
+// no leader by then (the first may be dead too, may not have seen the
+// streams end, or may have lost the vote for want of the latest entries,
+// which this one may have), and so on down the ids.
 func (n *Node) leaderGone(id uint64) {
 	st := n.rn.Status()
 	if st.Lead != id || st.RaftState != raft.StateFollower {
@@ -102,7 +103,10 @@ func (n *Node) leaderGone(id uint64) {
 		wait := time.Duration(rank*standbyTicks) * n.cfg.TickInterval
 		time.AfterFunc(wait, func() {
 			n.control(func() {
-				if st := n.rn.Status(); st.Lead == id && st.RaftState == raft.StateFollower {
+				// Still following the dead leader, or a candidate
+				// failed to win (its log was behind this one's, say):
+				// no leader yet.
+				if st := n.rn.Status(); (st.Lead == id || st.Lead == raft.None) && st.RaftState == raft.StateFollower {
 					n.campaignFor(id, st.Term)
 				}
 			}, false)
@@ -114,7 +118,7 @@ func (n *Node) leaderGone(id uint64) {
 
 // standbyTicks is how many ticks each surviving voter after the first
 // waits, in turn, before it stands for a leader known gone.
-const standbyTicks = 5
+const standbyTicks = 3
 
 // campaignFor makes this follower stand for election at once in place of
 // leader id, gone, in term.

@@ -8,12 +8,12 @@ import (
 )
 
 // TestLeaderGoneFastElection stops the leader of a 3-member ensemble whose
-// election timeout is 3 s and checks that a new leader is serving well
-// before a follower's election timeout could have run out (at least 3 s
+// election timeout is 4 s and checks that a new leader is serving well
+// before a follower's election timeout could have run out (at least 4 s
 // after the last heartbeat): the followers see the leader's streams end and
 // its peer port refuse connections, and one of them stands at once.
 func TestLeaderGoneFastElection(t *testing.T) {
-	const election, heartbeat = 3 * time.Second, 300 * time.Millisecond
+	const election, heartbeat = 4 * time.Second, 400 * time.Millisecond
 	members := startEnsembleWith(t, 3, 0, func(c *config.Config) {
 		c.RaftElectionTimeout, c.RaftHeartbeat = election, heartbeat
 	})
