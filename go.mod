@@ -17,7 +17,9 @@ go 1.26.8
 //     checking of ensemble histories under faults (test/consistency).
 //   - github.com/prometheus/client_golang: the /metrics endpoint in
 //     Prometheus' exposition format, with Go runtime and process collectors
-//     (internal/metrics).
+//     (internal/metrics); its companions github.com/prometheus/client_model
+//     and github.com/prometheus/common (expfmt) parse what /metrics serves
+//     in tests.
 //   - github.com/peterh/liner: line editing, history and tab completion of
 //     "paddock cli" in a terminal (internal/cli/term); small, no cgo.
 //   - github.com/creack/pty: tests only — drives "paddock cli" through a
@@ -36,6 +38,8 @@ require (
 	github.com/creack/pty v1.1.24
 	github.com/peterh/liner v1.2.3
 	github.com/prometheus/client_golang v1.25.0
+	github.com/prometheus/client_model v0.6.3
+	github.com/prometheus/common v0.72.0
 )
 
 require (
@@ -53,8 +57,6 @@ require (
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/mattn/go-runewidth v0.0.31 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
-	github.com/prometheus/client_model v0.6.3 // indirect
-	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
 	golang.org/x/image v0.30.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect

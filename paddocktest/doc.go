@@ -30,6 +30,9 @@
 //   - Member.Pause, Resume: a paused member's links and client connections
 //     stop carrying anything, both ways, but stay open, as a SIGSTOPped
 //     process looks to others.
+//   - Ensemble.PauseLink, ResumeLink: one direction of one link is frozen
+//     (member a's messages to b wait, b's to a flow), then delivered: a
+//     message delayed in the network.
 //   - Member.Stop (graceful), Member.Kill (abrupt: every connection reset
 //     first), Member.Restart (same data, id and addresses).
 //

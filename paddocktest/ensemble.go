@@ -72,6 +72,7 @@ type Ensemble struct {
 
 	mu     sync.Mutex
 	cut    map[link]bool // by pair, smaller id first
+	frozen map[link]bool // by direction (PauseLink)
 	closed bool
 }
 
@@ -107,11 +108,12 @@ func New(opts Options) (*Ensemble, error) {
 		return nil, err
 	}
 	e := &Ensemble{
-		opts:  opts,
-		dir:   opts.DataDir,
-		log:   opts.Logger,
-		links: make(map[link]*proxy),
-		cut:   make(map[link]bool),
+		opts:   opts,
+		dir:    opts.DataDir,
+		log:    opts.Logger,
+		links:  make(map[link]*proxy),
+		cut:    make(map[link]bool),
+		frozen: make(map[link]bool),
 	}
 	if e.log == nil {
 		e.log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -295,6 +297,35 @@ func (e *Ensemble) Cut(a, b int) { e.setCut(a, b, true) }
 // retries a failed dial within a second).
 func (e *Ensemble) Heal(a, b int) { e.setCut(a, b, false) }
 
+// PauseLink freezes the connections member from opens to member to, which
+// carry from's raft messages to to (and to's replies on them at the
+// transport level): they stay open but carry nothing, either way, until
+// ResumeLink, when what was held is delivered. Messages from to to from
+// use the connections to opens, which keep working: to goes on hearing
+// nothing from from, while from goes on hearing from to. With to the
+// leader, from stays a follower that serves its clients while everything it
+// forwards to the leader waits.
+func (e *Ensemble) PauseLink(from, to int) { e.setFrozen(from, to, true) }
+
+// ResumeLink undoes PauseLink(from, to).
+func (e *Ensemble) ResumeLink(from, to int) { e.setFrozen(from, to, false) }
+
+func (e *Ensemble) setFrozen(from, to int, frozen bool) {
+	e.mustID(from)
+	e.mustID(to)
+	if from == to {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if frozen {
+		e.frozen[link{from, to}] = true
+	} else {
+		delete(e.frozen, link{from, to})
+	}
+	e.applyLocked()
+}
+
 // Isolate cuts every link of member id: a partition of one. Its clients
 // still reach it; without a leader it stops serving and closes their
 // connections, so they move to other members.
@@ -342,7 +373,7 @@ func (e *Ensemble) mustID(id int) {
 
 // applyLocked sets every proxy's mode from the faults: a link is cut when
 // Cut or Isolate cut it or either end is stopped, frozen when either end
-// is paused; a client proxy is cut when its member is stopped, frozen when
+// is paused or PauseLink froze it; a client proxy is cut when its member is stopped, frozen when
 // it is paused. e.mu is held.
 func (e *Ensemble) applyLocked() {
 	if e.closed {
@@ -353,7 +384,7 @@ func (e *Ensemble) applyLocked() {
 		switch {
 		case e.cut[pair(l.from, l.to)] || a.down || b.down:
 			p.setMode(modeCut)
-		case a.paused || b.paused:
+		case a.paused || b.paused || e.frozen[l]:
 			p.setMode(modeFrozen)
 		default:
 			p.setMode(modePass)

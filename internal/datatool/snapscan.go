@@ -30,6 +30,7 @@ const (
 type SessionRecord struct {
 	ID      int64
 	Timeout int32
+	Owner   uint64 // the member the client talks to; 0 unknown (standalone, format 1)
 }
 
 // ACLList is one entry of a snapshot's table of interned ACL lists.
@@ -76,14 +77,17 @@ func NewSnapshotScanner(r io.Reader, size int64) (*SnapshotScanner, error) {
 		return nil, fmt.Errorf("%w: bad magic %#x", ErrBadSnapshot, uint32(magic))
 	}
 	s.hdr.Format = j.int32()
-	if j.err == nil && s.hdr.Format != fsm.SnapshotFormat {
-		return nil, fmt.Errorf("%w: fsm snapshot format %d, this build reads %d", ErrBadSnapshot, s.hdr.Format, fsm.SnapshotFormat)
+	if j.err == nil && (s.hdr.Format < 1 || s.hdr.Format > fsm.SnapshotFormat) {
+		return nil, fmt.Errorf("%w: fsm snapshot format %d, this build reads 1 to %d", ErrBadSnapshot, s.hdr.Format, fsm.SnapshotFormat)
 	}
 	s.hdr.Applied = uint64(j.int64())
 	n := j.count("session", minSessionBytes)
 	for i := 0; i < n && j.err == nil; i++ {
 		ss := SessionRecord{ID: j.int64(), Timeout: j.int32()}
 		j.skipBuffer() // the password
+		if s.hdr.Format >= 2 {
+			ss.Owner = uint64(j.int64())
+		}
 		s.hdr.Sessions = append(s.hdr.Sessions, ss)
 	}
 	n = j.count("ACL list", 4+4)

@@ -255,6 +255,7 @@ type jsonSessionLine struct {
 	Type       string   `json:"type"` // "session"
 	ID         string   `json:"id"`
 	Timeout    int32    `json:"timeout"`
+	Owner      uint64   `json:"owner,omitempty"` // the member the client talks to (ensembles)
 	Ephemerals []string `json:"ephemerals"`
 }
 
@@ -349,13 +350,17 @@ func dumpBody(w *bufio.Writer, sr *storage.SnapshotReader, opts DumpOptions) err
 	for _, s := range h.Sessions {
 		eph := p1.ephemerals[s.ID]
 		if opts.JSON {
-			if err := enc.Encode(jsonSessionLine{Type: "session", ID: hexID(s.ID), Timeout: s.Timeout, Ephemerals: nonNil(eph)}); err != nil {
+			if err := enc.Encode(jsonSessionLine{Type: "session", ID: hexID(s.ID), Timeout: s.Timeout, Owner: s.Owner, Ephemerals: nonNil(eph)}); err != nil {
 				return err
 			}
 			continue
 		}
 		b.Reset()
-		fmt.Fprintf(&b, "session %s timeout %d ms, %d ephemerals\n", hexID(s.ID), s.Timeout, len(eph))
+		fmt.Fprintf(&b, "session %s timeout %d ms, ", hexID(s.ID), s.Timeout)
+		if s.Owner != 0 {
+			fmt.Fprintf(&b, "client on member %d, ", s.Owner)
+		}
+		fmt.Fprintf(&b, "%d ephemerals\n", len(eph))
 		for _, p := range eph {
 			fmt.Fprintf(&b, "  %s\n", p)
 		}

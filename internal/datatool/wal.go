@@ -145,6 +145,9 @@ func writeEntryText(b *strings.Builder, e *storage.WALEntry) {
 	if fe.ReqID != 0 {
 		fmt.Fprintf(b, " req=%d", fe.ReqID)
 	}
+	if fe.Origin != 0 {
+		fmt.Fprintf(b, " origin=%d", fe.Origin)
+	}
 	if fe.Term != 0 {
 		fmt.Fprintf(b, " proposedTerm=%d", fe.Term)
 		if fe.Term != e.Term {
@@ -157,6 +160,9 @@ func writeEntryText(b *strings.Builder, e *storage.WALEntry) {
 		return
 	case fsm.EntryCloseSession:
 		b.WriteString(" closeSession\n")
+		return
+	case fsm.EntryMoveSession:
+		b.WriteString(" moveSession\n")
 		return
 	}
 	if len(fe.Auth) > 0 {
@@ -251,7 +257,8 @@ type (
 	}
 	jsonFSMEntry struct {
 		Format       byte     `json:"format"`
-		Type         string   `json:"type"` // "createSession", "closeSession", "txn"
+		Type         string   `json:"type"`             // "createSession", "closeSession", "moveSession", "txn"
+		Origin       uint64   `json:"origin,omitempty"` // the member whose client asked (ensembles)
 		Zxid         uint64   `json:"zxid"`
 		Time         int64    `json:"time"`
 		Session      string   `json:"session"`
@@ -315,13 +322,16 @@ func recordJSON(r *storage.WALRecord) jsonRecordLine {
 
 func fsmEntryJSON(e *storage.WALEntry, fe *fsm.Entry) *jsonFSMEntry {
 	j := &jsonFSMEntry{Format: e.Data[0], Zxid: e.Index, Time: fe.Time, Session: hexID(fe.Session), ReqID: fe.ReqID,
-		ProposedTerm: fe.Term, Dropped: fe.Term != 0 && fe.Term != e.Term}
+		ProposedTerm: fe.Term, Dropped: fe.Term != 0 && fe.Term != e.Term, Origin: fe.Origin}
 	switch fe.Type {
 	case fsm.EntryCreateSession:
 		j.Type, j.Timeout = "createSession", fe.Timeout
 		return j
 	case fsm.EntryCloseSession:
 		j.Type = "closeSession"
+		return j
+	case fsm.EntryMoveSession:
+		j.Type = "moveSession"
 		return j
 	}
 	j.Type, j.Multi = "txn", fe.Multi

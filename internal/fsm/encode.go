@@ -15,10 +15,16 @@ import (
 //	2: layout 1 followed by long term: the raft term the proposer saw, so
 //	   that a write forwarded late to a later leader is not applied after
 //	   the session's later writes (see Entry.Term). Written for entries
-//	   with a Term; others keep layout 1.
+//	   with a Term and no Origin.
+//	3: layout 1 followed by long term (0 when none) and long origin: the
+//	   ensemble member whose client made the request, so that a request
+//	   from a member the session has moved away from is refused (see
+//	   Entry.Origin, EntryMoveSession). Written for entries with an Origin.
+//	   Entries with neither keep layout 1.
 const (
-	EntryFormat     = 1
-	EntryFormatTerm = 2
+	EntryFormat       = 1
+	EntryFormatTerm   = 2
+	EntryFormatOrigin = 3
 )
 
 // maxOps bounds the op count a decoder will accept in one entry.
@@ -42,7 +48,10 @@ const minOpSize = 8
 //	               deleteContainer: nothing
 func (e *Entry) Encode(b []byte) []byte {
 	format := byte(EntryFormat)
-	if e.Term != 0 {
+	switch {
+	case e.Origin != 0:
+		format = EntryFormatOrigin
+	case e.Term != 0:
 		format = EntryFormatTerm
 	}
 	b = append(b, format, byte(e.Type))
@@ -64,8 +73,12 @@ func (e *Entry) Encode(b []byte) []byte {
 			b = e.Ops[i].encode(b)
 		}
 	}
-	if e.Term != 0 {
+	switch format {
+	case EntryFormatTerm:
 		b = proto.AppendInt64(b, int64(e.Term))
+	case EntryFormatOrigin:
+		b = proto.AppendInt64(b, int64(e.Term))
+		b = proto.AppendInt64(b, int64(e.Origin))
 	}
 	return b
 }
@@ -112,7 +125,7 @@ func (e *Entry) EncodedSizeHint() int {
 
 // PeekReqID returns the ReqID of an encoded entry without decoding it.
 func PeekReqID(data []byte) (uint64, bool) {
-	if len(data) < 10 || (data[0] != EntryFormat && data[0] != EntryFormatTerm) {
+	if len(data) < 10 || data[0] < EntryFormat || data[0] > EntryFormatOrigin {
 		return 0, false
 	}
 	return binary.BigEndian.Uint64(data[2:10]), true
@@ -121,10 +134,13 @@ func PeekReqID(data []byte) (uint64, bool) {
 // PeekTerm returns the Term of an encoded entry (0 when it has none)
 // without decoding it.
 func PeekTerm(data []byte) uint64 {
-	if len(data) < 18 || data[0] != EntryFormatTerm {
-		return 0
+	switch {
+	case len(data) >= 18 && data[0] == EntryFormatTerm:
+		return binary.BigEndian.Uint64(data[len(data)-8:])
+	case len(data) >= 26 && data[0] == EntryFormatOrigin:
+		return binary.BigEndian.Uint64(data[len(data)-16:])
 	}
-	return binary.BigEndian.Uint64(data[len(data)-8:])
+	return 0
 }
 
 var errEntry = errors.New("fsm: bad log entry")
@@ -134,8 +150,8 @@ func DecodeEntry(data []byte) (*Entry, error) {
 	if len(data) < 2 {
 		return nil, fmt.Errorf("%w: %d bytes", errEntry, len(data))
 	}
-	if data[0] != EntryFormat && data[0] != EntryFormatTerm {
-		return nil, fmt.Errorf("%w: format %d, want %d or %d", errEntry, data[0], EntryFormat, EntryFormatTerm)
+	if data[0] < EntryFormat || data[0] > EntryFormatOrigin {
+		return nil, fmt.Errorf("%w: format %d, want %d to %d", errEntry, data[0], EntryFormat, EntryFormatOrigin)
 	}
 	e := &Entry{Type: EntryType(data[1])}
 	d := proto.NewDecoder(data[2:])
@@ -146,7 +162,7 @@ func DecodeEntry(data []byte) (*Entry, error) {
 	case EntryCreateSession:
 		e.Timeout = d.Int32()
 		e.Passwd = d.Buffer()
-	case EntryCloseSession:
+	case EntryCloseSession, EntryMoveSession:
 	case EntryTxn:
 		n := d.VectorLen(4)
 		for i := 0; i < n && d.Err() == nil; i++ {
@@ -169,10 +185,17 @@ func DecodeEntry(data []byte) (*Entry, error) {
 	default:
 		return nil, fmt.Errorf("%w: unknown type %d", errEntry, e.Type)
 	}
-	if data[0] == EntryFormatTerm {
+	switch data[0] {
+	case EntryFormatTerm:
 		e.Term = uint64(d.Int64())
 		if e.Term == 0 && d.Err() == nil {
 			return nil, fmt.Errorf("%w: format %d with term 0", errEntry, EntryFormatTerm)
+		}
+	case EntryFormatOrigin:
+		e.Term = uint64(d.Int64())
+		e.Origin = uint64(d.Int64())
+		if e.Origin == 0 && d.Err() == nil {
+			return nil, fmt.Errorf("%w: format %d with origin 0", errEntry, EntryFormatOrigin)
 		}
 	}
 	if err := d.Err(); err != nil {

@@ -99,7 +99,7 @@ func TestDecodeEntryErrors(t *testing.T) {
 	}{
 		{"empty", nil, "0 bytes"},
 		{"one byte", []byte{EntryFormat}, "1 bytes"},
-		{"future format", append([]byte{3}, good[1:]...), "format 3"},
+		{"future format", append([]byte{4}, good[1:]...), "format 4"},
 		{"format 2 without its term", append([]byte{EntryFormatTerm}, good[1:]...), "short buffer"},
 		{"format 0", append([]byte{0}, good[1:]...), "format 0"},
 		{"unknown type", append([]byte{EntryFormat, 9}, good[2:]...), "unknown type 9"},

@@ -13,6 +13,11 @@ const (
 	EntryCloseSession EntryType = 2
 	// EntryTxn applies Ops: one write request, or a multi when Multi is set.
 	EntryTxn EntryType = 3
+	// EntryMoveSession records that the session's client now talks to
+	// ensemble member Origin (ZooKeeper's session owner): from then on,
+	// requests of the session that other members proposed are refused with
+	// SESSIONMOVED.
+	EntryMoveSession EntryType = 4
 )
 
 // Entry is one state change as it travels through the log.
@@ -39,6 +44,13 @@ type Entry struct {
 	// one) after its client was told the connection was lost is dropped,
 	// so it cannot land after the session's later writes.
 	Term uint64
+	// Origin is the ensemble member (server id) whose client made the
+	// request, or 0: standalone, or an entry no client asked for (expiry,
+	// the reaper). A request of a session that has moved to another member
+	// since (EntryMoveSession) is refused with SESSIONMOVED and changes
+	// nothing, so that a write delayed on the way from the old member can
+	// never apply after what the client did through the new one.
+	Origin uint64
 }
 
 // Op is one write operation. The fields used depend on Op: create-like ops use

@@ -246,6 +246,7 @@ func aclTableSize(t *testing.T, b []byte) int {
 		d.Int64()
 		d.Int32()
 		d.Buffer()
+		d.Int64() // owner
 	}
 	size := d.Int32()
 	if d.Err() != nil {

@@ -20,6 +20,16 @@ type Session struct {
 	ID      int64
 	Timeout int32
 	Passwd  []byte
+	// Owner is the ensemble member the session's client talks to (set by
+	// EntryCreateSession and EntryMoveSession from Entry.Origin), or 0
+	// when unknown (standalone).
+	Owner uint64
+}
+
+// moved reports whether a request proposed by member origin comes from a
+// member the session has since moved away from.
+func (s *Session) moved(origin uint64) bool {
+	return origin != 0 && s.Owner != 0 && s.Owner != origin
 }
 
 // Machine is the replicated state: the data tree and the session table.
@@ -90,18 +100,37 @@ func (m *Machine) ApplyEntry(index uint64, e *Entry) Result {
 	switch e.Type {
 	case EntryCreateSession:
 		if _, ok := m.sessions[e.Session]; !ok {
-			m.sessions[e.Session] = &Session{ID: e.Session, Timeout: e.Timeout, Passwd: e.Passwd}
+			m.sessions[e.Session] = &Session{ID: e.Session, Timeout: e.Timeout, Passwd: e.Passwd, Owner: e.Origin}
 		}
-	case EntryCloseSession:
-		if _, ok := m.sessions[e.Session]; !ok {
+	case EntryMoveSession:
+		ss, ok := m.sessions[e.Session]
+		if !ok {
 			r.Err = proto.ErrSessionExpired
+			return r
+		}
+		ss.Owner = e.Origin
+	case EntryCloseSession:
+		ss, ok := m.sessions[e.Session]
+		if !ok {
+			r.Err = proto.ErrSessionExpired
+			return r
+		}
+		if ss.moved(e.Origin) {
+			r.Err = proto.ErrSessionMoved
 			return r
 		}
 		m.closeSession(e.Session, zxid, &r)
 	case EntryTxn:
-		if e.Session != 0 && m.sessions[e.Session] == nil {
-			r.Err = proto.ErrSessionExpired
-			return r
+		if e.Session != 0 {
+			ss := m.sessions[e.Session]
+			if ss == nil {
+				r.Err = proto.ErrSessionExpired
+				return r
+			}
+			if ss.moved(e.Origin) {
+				r.Err = proto.ErrSessionMoved
+				return r
+			}
 		}
 		m.applyTxn(e, zxid, &r)
 	default:

@@ -10,8 +10,14 @@ import (
 
 // SnapshotFormat versions the state machine's snapshot payload.
 //
-//	1: initial layout: magic, format, applied index, sessions, tree.
-const SnapshotFormat = 1
+//	1: initial layout: magic, format, applied index, sessions (long id,
+//	   int timeout, buffer passwd), tree.
+//	2: each session also carries long owner (Session.Owner). Restore reads
+//	   both; sessions from format 1 have no owner.
+const SnapshotFormat = 2
+
+// snapshotFormatNoOwner is format 1, still read.
+const snapshotFormatNoOwner = 1
 
 const snapshotMagic = 0x5044534d // "PDSM"
 
@@ -33,6 +39,7 @@ func (m *Machine) appendHeader(b []byte) []byte {
 		b = proto.AppendInt64(b, s.ID)
 		b = proto.AppendInt32(b, s.Timeout)
 		b = proto.AppendBuffer(b, s.Passwd)
+		b = proto.AppendInt64(b, int64(s.Owner))
 	}
 	return b
 }
@@ -43,8 +50,9 @@ func (m *Machine) Restore(data []byte) error {
 	if magic := d.Int32(); magic != snapshotMagic {
 		return errors.New("fsm snapshot: bad magic")
 	}
-	if f := d.Int32(); f != SnapshotFormat {
-		return fmt.Errorf("fsm snapshot: format %d, this build reads %d", f, SnapshotFormat)
+	format := d.Int32()
+	if format != SnapshotFormat && format != snapshotFormatNoOwner {
+		return fmt.Errorf("fsm snapshot: format %d, this build reads %d and %d", format, snapshotFormatNoOwner, SnapshotFormat)
 	}
 	applied := uint64(d.Int64())
 	n := d.Int32()
@@ -54,6 +62,9 @@ func (m *Machine) Restore(data []byte) error {
 	sessions := make(map[int64]*Session, n)
 	for i := int32(0); i < n && d.Err() == nil; i++ {
 		s := &Session{ID: d.Int64(), Timeout: d.Int32(), Passwd: d.Buffer()}
+		if format >= SnapshotFormat {
+			s.Owner = uint64(d.Int64())
+		}
 		sessions[s.ID] = s
 	}
 	if err := d.Err(); err != nil {

@@ -22,10 +22,9 @@ const deadCheckTimeout = 250 * time.Millisecond
 // the election timeout only delays the next leader, so one surviving voter
 // stands for election at once. Raft still decides: the vote goes to it only
 // if its log is up to date, and should the old leader in fact be alive it
-// just steps down for the newer term. Only the surviving voter with the
-// lowest id stands, so that two followers noticing the same death do not
-// split the vote; if it cannot win, the others stand when their election
-// timeout runs out, as without this.
+// just steps down for the newer term. The surviving voters stand one after
+// another, lowest id first, so that two followers noticing the same death
+// do not split the vote (see leaderGone).
 func (n *Node) peerClosed(id uint64) {
 	addr, ok := n.cfg.Peers[id]
 	if !ok {
@@ -42,19 +41,22 @@ func (n *Node) peerClosed(id uint64) {
 			}
 		}()
 		if !peerGone(ctx, addr) {
+			n.logger.Debug("a peer's stream ended but it still accepts connections", "peer", id)
 			return
 		}
-		n.control(func() { n.leaderGone(id) }, false)
+		n.control(func() { n.leaderGone(id) }, true)
 	}()
 }
 
-// peerGone reports whether addr refuses connections, twice in a row a
-// moment apart (a dying process may close its streams just before its
-// listener). A dial that connects, times out or fails otherwise says
-// nothing certain, so peerGone returns false.
+// peerGone reports whether addr refuses connections twice, within a few
+// tries a moment apart: a dying process may close its streams before its
+// listener, so a dial that connects is tried again. A dial that times out
+// or fails otherwise says nothing certain, and neither do tries that keep
+// connecting: peerGone then returns false.
 func peerGone(ctx context.Context, addr string) bool {
 	d := net.Dialer{Timeout: deadCheckTimeout}
-	for i := range 2 {
+	refused := 0
+	for i := range deadCheckTries {
 		if i > 0 {
 			select {
 			case <-ctx.Done():
@@ -63,16 +65,23 @@ func peerGone(ctx context.Context, addr string) bool {
 			}
 		}
 		c, err := d.DialContext(ctx, "tcp", addr)
-		if err == nil {
+		switch {
+		case err == nil:
 			c.Close()
-			return false
-		}
-		if !errors.Is(err, syscall.ECONNREFUSED) {
+			refused = 0
+		case errors.Is(err, syscall.ECONNREFUSED):
+			if refused++; refused == 2 {
+				return true
+			}
+		default:
 			return false
 		}
 	}
-	return true
+	return false
 }
+
+// deadCheckTries bounds the dials of peerGone.
+const deadCheckTries = 8
 
 // leaderGone runs on the node's goroutine once leader id is known gone. If
 // id is still this follower's leader, the surviving voter with the lowest id

@@ -302,7 +302,7 @@ func (c *conn) decode(frame []byte) (*item, bool) {
 		c.log.Info("session closed by client", "session", fmt.Sprintf("0x%x", c.sessionID))
 		c.closeRequested.Store(true)
 		it.close = true
-		it.entry = &fsm.Entry{Type: fsm.EntryCloseSession, Session: c.sessionID, Time: time.Now().UnixMilli()}
+		it.entry = &fsm.Entry{Type: fsm.EntryCloseSession, Session: c.sessionID, Time: time.Now().UnixMilli(), Origin: c.s.origin()}
 		return it, true
 	}
 	it.entry = c.writeEntry(h.Op, req)
@@ -337,7 +337,7 @@ func (nullToken) Append(b []byte) []byte { return proto.AppendBuffer(b, nil) }
 
 // writeEntry returns the log entry for a write request, or nil for a read.
 func (c *conn) writeEntry(op proto.OpCode, req proto.Request) *fsm.Entry {
-	e := &fsm.Entry{Type: fsm.EntryTxn, Session: c.sessionID, Time: time.Now().UnixMilli()}
+	e := &fsm.Entry{Type: fsm.EntryTxn, Session: c.sessionID, Time: time.Now().UnixMilli(), Origin: c.s.origin()}
 	switch r := req.(type) {
 	case *proto.CreateRequest:
 		e.Ops = []fsm.Op{{Op: op, Path: r.Path, Data: r.Data, ACL: r.ACL, Flags: r.Flags}}
@@ -650,7 +650,7 @@ func (c *conn) handshake(frame []byte) bool {
 		id, passwd := c.s.newSessionID()
 		ctx, cancel := context.WithTimeout(c.s.ctx, c.s.cfg.HandshakeTimeout)
 		call, err := c.s.propose(ctx, &fsm.Entry{Type: fsm.EntryCreateSession, Session: id,
-			Timeout: timeout, Passwd: passwd, Time: time.Now().UnixMilli()})
+			Timeout: timeout, Passwd: passwd, Time: time.Now().UnixMilli(), Origin: c.s.origin()})
 		if err == nil {
 			select {
 			case <-call.done:
@@ -672,6 +672,7 @@ func (c *conn) handshake(frame []byte) bool {
 		c.s.mu.RLock()
 		ss := c.s.fsm.Session(req.SessionID)
 		valid := ss != nil && bytes.Equal(ss.Passwd, req.Passwd)
+		moving := valid && ss.Owner != c.s.origin()
 		c.s.mu.RUnlock()
 		entry := c.s.tracker.Get(req.SessionID)
 		if !valid || entry == nil {
@@ -681,8 +682,12 @@ func (c *conn) handshake(frame []byte) bool {
 			c.nc.Write(proto.AppendRecordFrame(nil, &dead))
 			return false
 		}
+		if moving && !c.s.moveSession(req.SessionID) {
+			c.log.Warn("closing connection: moving the session to this member failed", "session", fmt.Sprintf("0x%x", req.SessionID))
+			return false
+		}
 		resp.SessionID, resp.Passwd = req.SessionID, req.Passwd
-		c.log.Info("session reattached", "session", fmt.Sprintf("0x%x", req.SessionID), "timeout", timeout)
+		c.log.Info("session reattached", "session", fmt.Sprintf("0x%x", req.SessionID), "timeout", timeout, "moved", moving)
 	}
 	c.sessionID, c.timeout = resp.SessionID, timeout
 	c.entry = c.s.tracker.Get(c.sessionID)

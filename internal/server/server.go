@@ -356,7 +356,9 @@ func (m *machine) Apply(index, term uint64, data []byte) {
 			s.tracker.Add(ss.ID, time.Duration(ss.Timeout)*time.Millisecond, time.Now())
 		}
 	case fsm.EntryCloseSession:
-		s.tracker.Remove(res.Session)
+		if res.Err != proto.ErrSessionMoved { // a refused close leaves the session open
+			s.tracker.Remove(res.Session)
+		}
 	}
 	s.mu.Unlock()
 	if res.Type == fsm.EntryCloseSession && res.Err == proto.ErrOK {

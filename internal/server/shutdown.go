@@ -94,7 +94,9 @@ func (s *Server) closeSessions(ctx context.Context, ids map[int64]bool) (int, er
 		if !open {
 			continue
 		}
-		c, err := s.propose(ctx, &fsm.Entry{Type: fsm.EntryCloseSession, Session: id, Time: time.Now().UnixMilli()})
+		// With this member as origin: a session that has moved to
+		// another member since is not closed.
+		c, err := s.propose(ctx, &fsm.Entry{Type: fsm.EntryCloseSession, Session: id, Time: time.Now().UnixMilli(), Origin: s.origin()})
 		if err != nil {
 			return len(calls), fmt.Errorf("server: closing session 0x%x on shutdown: %w", id, err)
 		}

@@ -10,13 +10,14 @@ import (
 func (r *Registry) kindsOf(w Watcher, path string) []Kind {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	ps, i, ok := r.find(w, path)
+	p, ok := r.find(w, path)
 	if !ok {
 		return nil
 	}
+	m := r.modesOf(p)
 	var ks []Kind
 	for k := Data; k <= PersistentRecursive; k++ {
-		if ps.subs[i].m&k.bit() != 0 {
+		if m&k.bit() != 0 {
 			ks = append(ks, k)
 		}
 	}
@@ -33,9 +34,13 @@ func (r *Registry) dump(name func(Watcher) string) []string {
 		path string
 	}
 	var pairs []pair
-	for _, ps := range r.paths {
-		for _, s := range ps.subs {
-			pairs = append(pairs, pair{s.ws.w, ps.path})
+	for id, e := range r.paths.all() {
+		if e.m != modeSet {
+			pairs = append(pairs, pair{e.ws.w, e.path})
+			continue
+		}
+		for _, x := range r.sets[id].subs {
+			pairs = append(pairs, pair{x.ws.w, e.path})
 		}
 	}
 	r.mu.Unlock()
@@ -50,6 +55,24 @@ func (r *Registry) dump(name func(Watcher) string) []string {
 	return out
 }
 
+// forms returns the number of paths held inline (one watcher), in a set,
+// and in a set with an index.
+func (r *Registry) forms() (lone, sets, indexed int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for id, e := range r.paths.all() {
+		if e.m != modeSet {
+			lone++
+			continue
+		}
+		sets++
+		if r.sets[id].index != nil {
+			indexed++
+		}
+	}
+	return lone, sets, indexed
+}
+
 // recursiveCount returns the number of pairs holding a recursive watch.
 func (r *Registry) recursiveCount() int {
 	r.mu.Lock()
@@ -57,78 +80,189 @@ func (r *Registry) recursiveCount() int {
 	return r.recursive
 }
 
-// check verifies that the two indices agree with each other and with the
-// counters.
+// check verifies that the path table, the sets and the watchers' links
+// agree with each other and with the counters.
 func (r *Registry) check() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var data, child, rec, pairs int
-	for key, ps := range r.paths {
-		if ps.path != key {
-			return fmt.Errorf("path %q stored under key %q", ps.path, key)
+	if err := r.paths.check(); err != nil {
+		return err
+	}
+	var data, child, rec, pairs, sets int
+	// pairCheck checks one pair of ws on the path with entry id, whose
+	// watcher-side link is at position at and should read want.
+	pairCheck := func(path string, ws *watcherState, at int32, want link, m modes) error {
+		if m == 0 || m&^modeAll != 0 {
+			return fmt.Errorf("path %q: pair with modes %#x", path, m)
 		}
-		if len(ps.subs) == 0 {
-			return fmt.Errorf("path %q kept with no watchers", key)
+		if r.watchers[ws.w] != ws {
+			return fmt.Errorf("path %q: watcher not in the watcher index", path)
+		}
+		if at < 0 || int(at) >= len(ws.links) || ws.links[at] != want {
+			return fmt.Errorf("path %q: watcher's link %d does not point back to %v", path, at, want)
+		}
+		data += b2i(m&dataTable != 0)
+		child += b2i(m&childTable != 0)
+		rec += b2i(m&modeRecursive != 0)
+		pairs++
+		return nil
+	}
+	for id, e := range r.paths.all() {
+		if e.m != modeSet {
+			if r.sets[id] != nil {
+				return fmt.Errorf("path %q has a lone watcher and a set", e.path)
+			}
+			if e.ws == nil {
+				return fmt.Errorf("path %q has no watcher", e.path)
+			}
+			if err := pairCheck(e.path, e.ws, e.at, link{id, lone}, e.m); err != nil {
+				return err
+			}
+			continue
+		}
+		sets++
+		s := r.sets[id]
+		if s == nil || e.ws != nil {
+			return fmt.Errorf("path %q: set %v, lone watcher %v", e.path, s != nil, e.ws != nil)
+		}
+		if len(s.subs) < 2 {
+			return fmt.Errorf("path %q kept in a set of %d watchers", e.path, len(s.subs))
+		}
+		if s.index != nil && (len(s.subs)*4 > len(s.index)*3 || len(s.subs) <= smallSet/2) {
+			return fmt.Errorf("path %q with %d watchers: index of %d slots", e.path, len(s.subs), len(s.index))
+		}
+		if s.index != nil {
+			n := 0
+			for _, v := range s.index {
+				if v != 0 {
+					n++
+				}
+			}
+			if n != len(s.subs) {
+				return fmt.Errorf("path %q with %d watchers: index holds %d", e.path, len(s.subs), n)
+			}
 		}
 		seen := make(map[*watcherState]bool)
 		prec := int32(0)
-		for i, s := range ps.subs {
-			if s.m == 0 || s.m&^modeAll != 0 {
-				return fmt.Errorf("path %q entry %d has modes %#x", key, i, s.m)
+		for i, x := range s.subs {
+			if seen[x.ws] {
+				return fmt.Errorf("path %q lists a watcher twice", e.path)
 			}
-			if seen[s.ws] {
-				return fmt.Errorf("path %q lists a watcher twice", key)
+			seen[x.ws] = true
+			if j, ok := s.find(r.paths.seed, x.ws); !ok || j != int32(i) {
+				return fmt.Errorf("path %q entry %d: set finds it at %d, %v", e.path, i, j, ok)
 			}
-			seen[s.ws] = true
-			if r.watchers[s.ws.w] != s.ws {
-				return fmt.Errorf("path %q entry %d: watcher not in the watcher index", key, i)
+			if err := pairCheck(e.path, x.ws, x.at, link{id, int32(i)}, x.m); err != nil {
+				return err
 			}
-			if j, ok := s.ws.find(ps); !ok || j != int32(i) {
-				return fmt.Errorf("path %q entry %d: watcher finds it at %d, %v", key, i, j, ok)
-			}
-			if s.ws.index == nil && (int(s.at) >= len(s.ws.links) || s.ws.links[s.at] != (link{ps, int32(i)})) {
-				return fmt.Errorf("path %q entry %d: watcher's link %d does not point back", key, i, s.at)
-			}
-			data += b2i(s.m&dataTable != 0)
-			child += b2i(s.m&childTable != 0)
-			if s.m&modeRecursive != 0 {
-				rec++
+			if x.m&modeRecursive != 0 {
 				prec++
 			}
 		}
-		if prec != ps.recursive {
-			return fmt.Errorf("path %q: recursive count %d, want %d", key, ps.recursive, prec)
+		if prec != s.recursive {
+			return fmt.Errorf("path %q: recursive count %d, want %d", e.path, s.recursive, prec)
 		}
-		pairs += len(ps.subs)
+	}
+	if sets != len(r.sets) {
+		return fmt.Errorf("%d sets for %d paths with a set", len(r.sets), sets)
 	}
 	back := 0
 	for w, ws := range r.watchers {
 		if ws.w != w {
 			return fmt.Errorf("watcher stored under another key")
 		}
-		n := ws.len()
-		if n == 0 {
+		if len(ws.links) == 0 {
 			return fmt.Errorf("watcher kept with no paths")
 		}
-		if ws.index != nil && (ws.links != nil || n <= smallWatcher/2) || ws.index == nil && n > smallWatcher {
-			return fmt.Errorf("watcher with %d paths: index %v, links %v", n, ws.index != nil, ws.links != nil)
-		}
-		for ps, i := range ws.pairs() {
-			if r.paths[ps.path] != ps {
-				return fmt.Errorf("watcher points at dropped path %q", ps.path)
-			}
-			if int(i) >= len(ps.subs) || ps.subs[i].ws != ws {
-				return fmt.Errorf("watcher's pair on %q at %d does not point back", ps.path, i)
-			}
-		}
-		back += n
+		back += len(ws.links)
 	}
 	if back != pairs {
-		return fmt.Errorf("watcher index holds %d pairs, path index %d", back, pairs)
+		return fmt.Errorf("watchers hold %d links, paths %d pairs", back, pairs)
 	}
 	if data != r.dataPairs || child != r.childPairs || rec != r.recursive {
 		return fmt.Errorf("counters data=%d child=%d recursive=%d, recomputed %d %d %d",
 			r.dataPairs, r.childPairs, r.recursive, data, child, rec)
+	}
+	return nil
+}
+
+// check verifies the hash index against the entries and the free list.
+func (t *pathTable) check() error {
+	if t.dir == nil {
+		if t.n != 0 {
+			return fmt.Errorf("%d paths and no index", t.n)
+		}
+	} else if len(t.dir) != 1<<t.depth {
+		return fmt.Errorf("directory of depth %d has %d places", t.depth, len(t.dir))
+	}
+	used := 0
+	for c, chunk := range t.chunks {
+		if len(chunk) > chunkSize || c < len(t.chunks)-1 && len(chunk) != chunkSize {
+			return fmt.Errorf("chunk %d of %d holds %d entries", c, len(t.chunks), len(chunk))
+		}
+		used += len(chunk)
+	}
+	if used != int(t.used) {
+		return fmt.Errorf("%d ids handed out, chunks hold %d", t.used, used)
+	}
+	free := 0
+	for id := t.free; id >= 0; id = t.entry(id).at {
+		if e := t.entry(id); e.m != 0 || e.ws != nil || e.path != "" {
+			return fmt.Errorf("free id %d holds %q", id, e.path)
+		}
+		if free++; free > used {
+			return fmt.Errorf("free list loops")
+		}
+	}
+	live := 0
+	for id, e := range t.all() {
+		live++
+		got, ok := t.lookup(e.path, t.hash(e.path))
+		if !ok || got != id {
+			return fmt.Errorf("path %q at id %d: lookup gives %d, %v", e.path, id, got, ok)
+		}
+	}
+	if live != t.n || live+free != used {
+		return fmt.Errorf("%d live and %d free entries of %d, n=%d", live, free, used, t.n)
+	}
+	slots := 0
+	for i := 0; i < len(t.dir); {
+		sg := t.dir[i]
+		span := 1 << (t.depth - sg.depth)
+		if sg.depth > t.depth || i%span != 0 {
+			return fmt.Errorf("segment of depth %d at place %d of a directory of depth %d", sg.depth, i, t.depth)
+		}
+		for j := i; j < i+span; j++ {
+			if t.dir[j] != sg {
+				return fmt.Errorf("places %d and %d of the directory hold different segments", i, j)
+			}
+		}
+		i += span
+		n := len(sg.slots)
+		if n < minSlots || n&(n-1) != 0 || sg.n*4 > n*3 {
+			return fmt.Errorf("segment with %d paths in %d slots", sg.n, n)
+		}
+		inSeg := 0
+		for _, s := range sg.slots {
+			if s == 0 {
+				continue
+			}
+			inSeg++
+			e := t.entry(int32(uint32(s)) - 1)
+			if e.m == 0 || t.hash(e.path) != uint32(s>>32) {
+				return fmt.Errorf("slot %#x points at a free entry or has the wrong hash", s)
+			}
+			if t.segment(uint32(s>>32)) != sg {
+				return fmt.Errorf("slot for %q in the wrong segment", e.path)
+			}
+		}
+		if inSeg != sg.n {
+			return fmt.Errorf("segment counts %d paths and holds %d", sg.n, inSeg)
+		}
+		slots += inSeg
+	}
+	if slots != t.n {
+		return fmt.Errorf("%d slots used for %d paths", slots, t.n)
 	}
 	return nil
 }

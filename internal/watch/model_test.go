@@ -235,81 +235,119 @@ func (z *zkModel) dump() []string {
 
 // TestAgainstZooKeeperModel runs seeded random operations on the registry
 // and on zkModel and compares every result, every notification and the
-// remaining watches. Twenty-four paths over five watchers make watchers cross
-// the smallWatcher threshold in both directions.
+// remaining watches. With many paths and few watchers most paths have one
+// watcher and move between the inline and the set form; with few paths and
+// many watchers the sets are large; with many of both, watchers with more
+// than smallWatcher paths look up sets with more than smallSet watchers,
+// which builds their index.
 func TestAgainstZooKeeperModel(t *testing.T) {
-	paths := []string{"/", "/a", "/a/b", "/a/b/c", "/a/b/d", "/a/c", "/b", "/b/a", "/b/a/a", "/ab",
+	many := []string{"/", "/a", "/a/b", "/a/b/c", "/a/b/d", "/a/c", "/b", "/b/a", "/b/a/a", "/ab",
 		"/c", "/c/a", "/c/b", "/c/c", "/c/d", "/c/e", "/c/f", "/c/g", "/c/h", "/c/i", "/d", "/e", "/e/f", "/e/f/g"}
+	few := []string{"/", "/a", "/a/b", "/a/b/c", "/b", "/ab"}
+	more := append(slices.Clone(many), "/f", "/f/a", "/f/b", "/f/c", "/g", "/g/a", "/g/a/b", "/h")
+	shapes := []struct {
+		name     string
+		paths    []string
+		watchers int
+		// adds of 20 operations are Add; then 2 Remove, 1 Contains,
+		// 1 RemoveAll, and the rest Trigger.
+		adds, steps int
+		seeds       uint64
+	}{
+		{"24paths5watchers", many, 5, 11, 1500, 20},
+		{"6paths30watchers", few, 30, 11, 1500, 10},
+		{"32paths48watchers", more, 48, 15, 3000, 6},
+	}
+	for _, sh := range shapes {
+		for seed := range sh.seeds {
+			t.Run(fmt.Sprint(sh.name, "/seed", seed), func(t *testing.T) {
+				testAgainstZooKeeperModel(t, seed, sh.paths, sh.watchers, sh.adds, sh.steps)
+			})
+		}
+	}
+}
+
+func testAgainstZooKeeperModel(t *testing.T, seed uint64, paths []string, watchers, adds, steps int) {
 	events := []proto.EventType{created, deleted, changed, children}
 	types := []proto.WatcherType{proto.WatcherChildren, proto.WatcherData, proto.WatcherAny, proto.WatcherPersistent, proto.WatcherPersistentRecursive, 0}
-	for seed := range uint64(20) {
-		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(seed, 0x5eed))
-			f := newFixture(t)
-			z := newZKModel()
-			var ws []*recorder
-			for i := range 5 {
-				ws = append(ws, f.w(fmt.Sprint("w", i)))
+	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	f := newFixture(t)
+	z := newZKModel()
+	var ws []*recorder
+	for i := range watchers {
+		ws = append(ws, f.w(fmt.Sprint("w", i)))
+	}
+	seen := make(map[*recorder]int)
+	// Steps that ended with paths in each form.
+	var lones, sets, indexed int
+	for step := range steps {
+		w := ws[rng.IntN(len(ws))]
+		path := paths[rng.IntN(len(paths))]
+		switch op := rng.IntN(20); {
+		case op < adds:
+			k := all[rng.IntN(len(all))]
+			f.r.Add(path, k, w)
+			z.add(path, k, w)
+		case op < adds+2:
+			typ := types[rng.IntN(len(types))]
+			if got, want := f.r.Remove(w, path, typ), z.remove(w, path, typ); got != want {
+				t.Fatalf("step %d: Remove(%s, %s, %d) = %v, ZooKeeper %v", step, w.name, path, typ, got, want)
 			}
-			seen := make(map[*recorder]int)
-			for step := range 1500 {
-				w := ws[rng.IntN(len(ws))]
-				path := paths[rng.IntN(len(paths))]
-				switch op := rng.IntN(20); {
-				case op < 11:
-					k := all[rng.IntN(len(all))]
-					f.r.Add(path, k, w)
-					z.add(path, k, w)
-				case op < 13:
-					typ := types[rng.IntN(len(types))]
-					if got, want := f.r.Remove(w, path, typ), z.remove(w, path, typ); got != want {
-						t.Fatalf("step %d: Remove(%s, %s, %d) = %v, ZooKeeper %v", step, w.name, path, typ, got, want)
-					}
-				case op < 14:
-					typ := types[rng.IntN(len(types))]
-					if got, want := f.r.Contains(w, path, typ), z.contains(w, path, typ); got != want {
-						t.Fatalf("step %d: Contains(%s, %s, %d) = %v, ZooKeeper %v", step, w.name, path, typ, got, want)
-					}
-				case op < 15:
-					f.r.RemoveAll(w)
-					z.removeAll(w)
-				default:
-					typ := events[rng.IntN(len(events))]
-					denied := ws[rng.IntN(len(ws))]
-					allowed := func(x Watcher) bool { return x != denied }
-					n := f.r.Trigger(typ, path, int64(step), allowed)
-					want := z.trigger(typ, path)
-					delete(want, denied)
-					if n != len(want) {
-						t.Fatalf("step %d: Trigger(%s %s) notified %d, ZooKeeper %d", step, evName(typ), path, n, len(want))
-					}
-					for _, x := range ws {
-						got := x.events()[seen[x]:]
-						seen[x] += len(got)
-						wantEv := []string(nil)
-						if want[x] {
-							wantEv = []string{fmt.Sprintf("%s %s @%d", evName(typ), path, step)}
-						}
-						if !slices.Equal(got, wantEv) {
-							t.Fatalf("step %d: Trigger(%s %s): %s got %q, ZooKeeper %q", step, evName(typ), path, x.name, got, wantEv)
-						}
-					}
+		case op < adds+3:
+			typ := types[rng.IntN(len(types))]
+			if got, want := f.r.Contains(w, path, typ), z.contains(w, path, typ); got != want {
+				t.Fatalf("step %d: Contains(%s, %s, %d) = %v, ZooKeeper %v", step, w.name, path, typ, got, want)
+			}
+		case op < adds+4:
+			f.r.RemoveAll(w)
+			z.removeAll(w)
+		default:
+			typ := events[rng.IntN(len(events))]
+			denied := ws[rng.IntN(len(ws))]
+			allowed := func(x Watcher) bool { return x != denied }
+			n := f.r.Trigger(typ, path, int64(step), allowed)
+			want := z.trigger(typ, path)
+			delete(want, denied)
+			if n != len(want) {
+				t.Fatalf("step %d: Trigger(%s %s) notified %d, ZooKeeper %d", step, evName(typ), path, n, len(want))
+			}
+			for _, x := range ws {
+				got := x.events()[seen[x]:]
+				seen[x] += len(got)
+				wantEv := []string(nil)
+				if want[x] {
+					wantEv = []string{fmt.Sprintf("%s %s @%d", evName(typ), path, step)}
 				}
-				f.check()
-				if got, want := f.r.Count(), z.count(); got != want {
-					t.Fatalf("step %d: Count = %d, ZooKeeper %d", step, got, want)
-				}
-				if step%50 == 0 {
-					if got, want := f.dump(), z.dump(); !slices.Equal(got, want) {
-						t.Fatalf("step %d: watches\n got %q\nwant %q", step, got, want)
-					}
-					gw, gp, gt := f.r.Summary()
-					zw, zp, zt := z.summary()
-					if gw != zw || gp != zp || gt != zt {
-						t.Fatalf("step %d: Summary = %d %d %d, ZooKeeper %d %d %d", step, gw, gp, gt, zw, zp, zt)
-					}
+				if !slices.Equal(got, wantEv) {
+					t.Fatalf("step %d: Trigger(%s %s): %s got %q, ZooKeeper %q", step, evName(typ), path, x.name, got, wantEv)
 				}
 			}
-		})
+		}
+		if len(ws)*len(paths) <= 500 || step%10 == 0 {
+			f.check() // O(watches): every 10 steps only in the largest shape
+		}
+		l, s, i := f.r.forms()
+		lones += b2i(l > 0)
+		sets += b2i(s > 0)
+		indexed += b2i(i > 0)
+		if got, want := f.r.Count(), z.count(); got != want {
+			t.Fatalf("step %d: Count = %d, ZooKeeper %d", step, got, want)
+		}
+		if step%50 == 0 {
+			if got, want := f.dump(), z.dump(); !slices.Equal(got, want) {
+				t.Fatalf("step %d: watches\n got %q\nwant %q", step, got, want)
+			}
+			gw, gp, gt := f.r.Summary()
+			zw, zp, zt := z.summary()
+			if gw != zw || gp != zp || gt != zt {
+				t.Fatalf("step %d: Summary = %d %d %d, ZooKeeper %d %d %d", step, gw, gp, gt, zw, zp, zt)
+			}
+		}
+	}
+	if lones == 0 || sets == 0 {
+		t.Errorf("steps with lone paths %d, with path sets %d: the run did not exercise both forms", lones, sets)
+	}
+	if watchers > smallSet && len(paths) > smallWatcher && indexed == 0 {
+		t.Errorf("no step ended with an indexed path set: the run did not cross smallSet")
 	}
 }

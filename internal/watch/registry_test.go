@@ -2,6 +2,7 @@ package watch
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strings"
@@ -347,9 +348,10 @@ func kindNames(ks []Kind) string {
 	return strings.Join(s, "+")
 }
 
-// TestLargeWatcherGrowsAndShrinks takes one watcher across the smallWatcher
-// threshold and back, removing through Remove, Trigger and a fan-out path,
-// checking both indices at every step.
+// TestLargeWatcherGrowsAndShrinks gives two watchers many paths, each path
+// held by both in a set, and takes one of them back down to two paths
+// through Remove and Trigger (each removal turns a set back into an inline
+// pair), checking the registry at every step.
 func TestLargeWatcherGrowsAndShrinks(t *testing.T) {
 	f := newFixture(t)
 	a, b := f.w("a"), f.w("b")
@@ -386,6 +388,122 @@ func TestKindString(t *testing.T) {
 	for k, want := range tests {
 		if got := k.String(); got != want {
 			t.Errorf("Kind(%d).String() = %q, want %q", uint8(k), got, want)
+		}
+	}
+}
+
+// TestPathSetGrowsAndShrinks takes one path from one watcher to many and
+// back, removing through Trigger, Remove and RemoveAll, checking the
+// registry at every step. Each watcher holds more than smallWatcher paths,
+// so its pair on the path is looked up in the set, whose index is built
+// past smallSet watchers and dropped at smallSet/2.
+func TestPathSetGrowsAndShrinks(t *testing.T) {
+	f := newFixture(t)
+	const n, own = 64, smallWatcher + 1
+	name := func(i int) string { return fmt.Sprintf("w%02d", i) }
+	for i := range n {
+		for j := range own {
+			f.r.Add(fmt.Sprintf("/own/%02d/%02d", i, j), Child, f.w(name(i)))
+		}
+	}
+	for i := range n {
+		kind := Persistent
+		if i%2 == 0 {
+			kind = Data
+		}
+		f.r.Add("/p", kind, f.w(name(i)))
+		f.check()
+	}
+	if _, sets, indexed := f.r.forms(); sets != 1 || indexed != 1 {
+		t.Fatalf("after %d watchers on /p: %d sets, %d indexed, want 1 and 1", n, sets, indexed)
+	}
+	// The Data watchers go: the set is compacted and reindexed.
+	if got := f.r.Trigger(changed, "/p", 1, nil); got != n {
+		t.Fatalf("Trigger(changed /p) = %d, want %d", got, n)
+	}
+	f.check()
+	for i := 1; i < n; i += 2 {
+		if !f.r.Contains(f.w(name(i)), "/p", proto.WatcherPersistent) {
+			t.Fatalf("%s lost its persistent watch on /p", name(i))
+		}
+	}
+	// Down to one watcher by Remove and RemoveAll in turn: the index goes
+	// at smallSet/2 and the set at one watcher.
+	for i := 1; i < n-2; i += 2 {
+		if i%4 == 1 {
+			if !f.r.Remove(f.w(name(i)), "/p", proto.WatcherAny) {
+				t.Fatalf("Remove(%s, /p) = false", name(i))
+			}
+		} else {
+			f.r.RemoveAll(f.w(name(i)))
+		}
+		f.check()
+		if _, _, indexed := f.r.forms(); (n-i)/2 <= smallSet/2 && indexed != 0 {
+			t.Fatalf("%d watchers left on /p and the set is still indexed", (n-i)/2)
+		}
+	}
+	if lone, sets, _ := f.r.forms(); sets != 0 || lone == 0 {
+		t.Fatalf("one watcher left on /p: %d sets, %d inline paths, want 0 and some", sets, lone)
+	}
+	var want []string
+	for i := range n {
+		if i%4 != 3 || i == n-1 {
+			for j := range own {
+				want = append(want, fmt.Sprintf("%s /own/%02d/%02d child", name(i), i, j))
+			}
+		}
+	}
+	want = append(want, name(n-1)+" /p persistent")
+	slices.Sort(want)
+	if got := f.dump(); !slices.Equal(got, want) {
+		t.Errorf("watches left:\n got %q\nwant %q", got, want)
+	}
+}
+
+// TestPathTableGrowsAndShrinks adds and removes enough paths for the hash
+// index to grow and split its segments several times and be released when
+// it empties, reusing freed entries on the way, and checks the table as it
+// goes.
+func TestPathTableGrowsAndShrinks(t *testing.T) {
+	f := newFixture(t)
+	w := f.w("a")
+	const n = 3000
+	path := func(i int) string { return fmt.Sprintf("/t/%d", i) }
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 2 {
+		for i := range n {
+			f.r.Add(path(i), Data, w)
+			if i%97 == 0 {
+				f.check()
+			}
+		}
+		if got := f.r.Count(); got != n {
+			t.Fatalf("round %d: Count = %d after %d adds", round, got, n)
+		}
+		f.r.mu.Lock()
+		depth := f.r.paths.depth
+		f.r.mu.Unlock()
+		if depth < 2 {
+			t.Fatalf("round %d: %d paths and a directory of depth %d: no segment split twice", round, n, depth)
+		}
+		for k, i := range rng.Perm(n) {
+			if k%2 == 0 {
+				if !f.r.Remove(w, path(i), proto.WatcherData) {
+					t.Fatalf("round %d: Remove(%s) = false", round, path(i))
+				}
+			} else if got := f.r.Trigger(deleted, path(i), 1, nil); got != 1 {
+				t.Fatalf("round %d: Trigger(deleted %s) = %d, want 1", round, path(i), got)
+			}
+			if k%97 == 0 {
+				f.check()
+			}
+		}
+		f.check()
+		f.r.mu.Lock()
+		segments := len(f.r.paths.dir)
+		f.r.mu.Unlock()
+		if got := f.r.Count(); got != 0 || segments != 0 {
+			t.Fatalf("round %d: Count = %d, %d segments left after removing every path", round, got, segments)
 		}
 	}
 }

@@ -15,16 +15,25 @@ func (r *Registry) Summary() (watchers, paths, total int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.epoch++
-	for _, ps := range r.paths {
-		inTable := false
-		for _, s := range ps.subs {
-			if s.m&dataTable == 0 {
-				continue
+	count := func(ws *watcherState) {
+		if ws.mark != r.epoch {
+			ws.mark = r.epoch
+			watchers++
+		}
+	}
+	for id, e := range r.paths.all() {
+		if e.m != modeSet {
+			if e.m&dataTable != 0 {
+				count(e.ws)
+				paths++
 			}
-			inTable = true
-			if s.ws.mark != r.epoch {
-				s.ws.mark = r.epoch
-				watchers++
+			continue
+		}
+		inTable := false
+		for _, x := range r.sets[id].subs {
+			if x.m&dataTable != 0 {
+				count(x.ws)
+				inTable = true
 			}
 		}
 		if inTable {
@@ -48,9 +57,9 @@ func (r *Registry) ByWatcher(fn func(w Watcher, paths []string)) {
 	snap := make([]entry, 0, len(r.watchers))
 	for _, ws := range r.watchers {
 		var paths []string
-		for ps, i := range ws.pairs() {
-			if ps.subs[i].m&dataTable != 0 {
-				paths = append(paths, ps.path)
+		for _, l := range ws.links {
+			if r.modesOf(r.linkPair(l))&dataTable != 0 {
+				paths = append(paths, r.paths.entry(l.id).path)
 			}
 		}
 		if len(paths) > 0 {
@@ -75,16 +84,22 @@ func (r *Registry) ByPath(fn func(path string, ws []Watcher)) {
 		ws   []Watcher
 	}
 	r.mu.Lock()
-	snap := make([]entry, 0, len(r.paths))
-	for _, ps := range r.paths {
+	snap := make([]entry, 0, r.paths.n)
+	for id, e := range r.paths.all() {
+		if e.m != modeSet {
+			if e.m&dataTable != 0 {
+				snap = append(snap, entry{e.path, []Watcher{e.ws.w}})
+			}
+			continue
+		}
 		var ws []Watcher
-		for _, s := range ps.subs {
-			if s.m&dataTable != 0 {
-				ws = append(ws, s.ws.w)
+		for _, x := range r.sets[id].subs {
+			if x.m&dataTable != 0 {
+				ws = append(ws, x.ws.w)
 			}
 		}
 		if len(ws) > 0 {
-			snap = append(snap, entry{ps.path, ws})
+			snap = append(snap, entry{e.path, ws})
 		}
 	}
 	r.mu.Unlock()

@@ -33,13 +33,13 @@ func (r *Registry) Trigger(typ proto.EventType, path string, zxid int64, allowed
 	r.mu.Lock()
 	r.epoch++
 	fired := r.scratch[:0]
-	if ps := r.paths[path]; ps != nil {
-		fired = r.fireExact(ps, fire, consume, fired)
+	if id, ok := r.paths.lookup(path, r.paths.hash(path)); ok {
+		fired = r.fireExact(id, fire, consume, fired)
 	}
 	if ancestors && r.recursive > 0 {
 		for p := parent(path); p != ""; p = parent(p) {
-			if ps := r.paths[p]; ps != nil && ps.recursive > 0 {
-				fired = r.fireRecursive(ps, fired)
+			if id, ok := r.paths.lookup(p, r.paths.hash(p)); ok {
+				fired = r.fireRecursive(id, fired)
 			}
 		}
 	}
@@ -66,51 +66,76 @@ func (r *Registry) Trigger(typ proto.EventType, path string, zxid int64, allowed
 // calls, so one huge fan-out does not pin its memory forever.
 const maxScratch = 1 << 16
 
-// fireExact appends to fired the watchers on ps holding any of the modes in
-// fire, removes the modes in consume from every entry, and drops the entries
-// left empty. r.mu must be held.
-func (r *Registry) fireExact(ps *pathState, fire, consume modes, fired []*watcherState) []*watcherState {
+// fireExact appends to fired the watchers on the path with entry id holding
+// any of the modes in fire, removes the modes in consume from every pair,
+// and drops the pairs left empty. r.mu must be held.
+func (r *Registry) fireExact(id int32, fire, consume modes, fired []*watcherState) []*watcherState {
+	e := r.paths.entry(id)
+	if e.m != modeSet {
+		if e.m&fire != 0 && e.ws.mark != r.epoch {
+			e.ws.mark = r.epoch
+			fired = append(fired, e.ws)
+		}
+		if m := e.m &^ consume; m != e.m {
+			r.setModes(pair{id: id, i: lone}, m)
+		}
+		return fired
+	}
+	s := r.sets[id]
 	kept := int32(0)
-	for i := range ps.subs {
-		s := ps.subs[i]
-		if s.m&fire != 0 && s.ws.mark != r.epoch {
-			s.ws.mark = r.epoch
-			fired = append(fired, s.ws)
+	for i := range s.subs {
+		x := s.subs[i]
+		if x.m&fire != 0 && x.ws.mark != r.epoch {
+			x.ws.mark = r.epoch
+			fired = append(fired, x.ws)
 		}
-		if m := s.m &^ consume; m != s.m {
-			r.account(ps, s.m, m)
-			s.m = m
+		if m := x.m &^ consume; m != x.m {
+			s.recursive += r.account(x.m, m)
+			x.m = m
 		}
-		if s.m == 0 {
-			s.ws.remove(ps, s.at)
-			if s.ws.len() == 0 {
-				delete(r.watchers, s.ws.w)
-			}
+		if x.m == 0 {
+			// The watcher's other links are on other paths, so this
+			// never touches s.
+			r.unlinkWatcher(x.ws, x.at)
 			continue
 		}
 		if kept != int32(i) {
-			s.ws.moved(ps, s.at, kept)
+			x.ws.links[x.at].at = kept
 		}
-		ps.subs[kept] = s
+		s.subs[kept] = x
 		kept++
 	}
-	clear(ps.subs[kept:])
-	ps.subs = ps.subs[:kept]
-	if kept == 0 {
-		delete(r.paths, ps.path)
-	} else {
-		ps.shrink()
+	if int(kept) < len(s.subs) {
+		clear(s.subs[kept:])
+		s.subs = s.subs[:kept]
+		if s.index != nil && kept > 1 {
+			s.reindex(r.paths.seed)
+		}
 	}
+	r.settle(id, s)
 	return fired
 }
 
 // fireRecursive appends to fired the watchers holding a recursive watch on
-// ps, an ancestor of the changed node. r.mu must be held.
-func (r *Registry) fireRecursive(ps *pathState, fired []*watcherState) []*watcherState {
-	for _, s := range ps.subs {
-		if s.m&modeRecursive != 0 && s.ws.mark != r.epoch {
-			s.ws.mark = r.epoch
-			fired = append(fired, s.ws)
+// the path with entry id, an ancestor of the changed node. r.mu must be
+// held.
+func (r *Registry) fireRecursive(id int32, fired []*watcherState) []*watcherState {
+	e := r.paths.entry(id)
+	if e.m != modeSet {
+		if e.m&modeRecursive != 0 && e.ws.mark != r.epoch {
+			e.ws.mark = r.epoch
+			fired = append(fired, e.ws)
+		}
+		return fired
+	}
+	s := r.sets[id]
+	if s.recursive == 0 {
+		return fired
+	}
+	for _, x := range s.subs {
+		if x.m&modeRecursive != 0 && x.ws.mark != r.epoch {
+			x.ws.mark = r.epoch
+			fired = append(fired, x.ws)
 		}
 	}
 	return fired
