@@ -28,7 +28,9 @@
 //
 // # Snapshots and compaction
 //
-// Every Config.SnapCount applied entries the run goroutine calls
+// Every SnapCount/2 to SnapCount applied entries (drawn at random each time,
+// as ZooKeeper does, so that members do not snapshot at once) the run
+// goroutine calls
 // StateMachine.Snapshot, then a background goroutine (one at a time) runs the
 // returned function into storage.SaveSnapshot while Apply goes on. When the
 // file is durable, the run goroutine records a snapshot marker in the WAL,

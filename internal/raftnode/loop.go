@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"time"
@@ -319,14 +320,19 @@ type snapResult struct {
 	started time.Time
 }
 
-// maybeSnapshot starts a snapshot once SnapCount entries were applied since
-// the last one started, unless one is being written.
+// maybeSnapshot starts a snapshot once snapEvery entries (at most
+// SnapCount; see snapInterval) were applied since the last one started,
+// unless one is being written.
 func (n *Node) maybeSnapshot() {
 	applied := n.applied.Load()
-	if n.snapInFlight || applied-n.snapBase < n.cfg.SnapCount {
+	if n.snapEvery == 0 {
+		n.snapEvery = snapInterval(n.cfg.SnapCount)
+	}
+	if n.snapInFlight || applied-n.snapBase < n.snapEvery {
 		return
 	}
 	n.snapBase = applied
+	n.snapEvery = snapInterval(n.cfg.SnapCount)
 	write, err := n.sm.Snapshot()
 	if err != nil {
 		n.logger.Error("state machine could not capture a snapshot", "index", applied, "err", err)
@@ -343,6 +349,18 @@ func (n *Node) maybeSnapshot() {
 		})
 		n.snapDone <- snapResult{meta: meta, path: path, err: err, started: start}
 	}()
+}
+
+// snapInterval draws how many applied entries the next snapshot waits for:
+// between half of snapCount and snapCount, at random, as ZooKeeper does
+// (SyncRequestProcessor), so that the members of an ensemble, which apply
+// the same entries, do not all spend the CPU and disk of a snapshot at
+// once.
+func snapInterval(snapCount uint64) uint64 {
+	if snapCount < 2 {
+		return snapCount
+	}
+	return snapCount/2 + 1 + rand.Uint64N(snapCount-snapCount/2)
 }
 
 // finishSnapshot records a durable snapshot in the WAL, compacts the

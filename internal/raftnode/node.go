@@ -88,6 +88,7 @@ type Node struct {
 	appliedTerm  uint64
 	snapIndex    uint64 // newest durable snapshot
 	snapBase     uint64 // applied index when the last snapshot was started
+	snapEvery    uint64 // entries the next snapshot waits for (snapInterval); 0 until drawn
 	snapInFlight bool
 	campaigned   bool
 	lead         uint64
