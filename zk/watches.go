@@ -231,9 +231,21 @@ func (r *registry) hasAny(path string, w Watcher, t WatcherType) bool {
 }
 
 // remove takes out the watchers RemoveWatches(path, w, t) names (w nil: all
-// of them) and returns them with the events they get.
+// of them) and returns them with the events they get. A watcher gets each
+// event once, as ZKWatchManager's sets of removed watchers give it: one
+// DataWatchRemoved for a data and an exist watch, one
+// PersistentWatchRemoved for a persistent and a recursive one (watchers that
+// are not comparable, such as WatcherFunc values, once per registration).
 func (r *registry) remove(path string, w Watcher, t WatcherType) []removed {
 	var out []removed
+	seen := func(x Watcher, ev EventType) bool {
+		for _, o := range out {
+			if o.t == ev && sameWatcher(o.w, x) {
+				return true
+			}
+		}
+		return false
+	}
 	for _, ke := range kindsOf(t) {
 		m := r.kinds[ke.k]
 		ws := m[path]
@@ -243,7 +255,9 @@ func (r *registry) remove(path string, w Watcher, t WatcherType) []removed {
 		keep := ws[:0:0]
 		for _, x := range ws {
 			if w == nil || sameWatcher(x, w) {
-				out = append(out, removed{x, ke.ev})
+				if !seen(x, ke.ev) {
+					out = append(out, removed{x, ke.ev})
+				}
 			} else {
 				keep = append(keep, x)
 			}

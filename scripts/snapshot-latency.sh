@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# snapshot-latency.sh: write latency of a 3-member Paddock ensemble holding
+# many znodes, with snapshots (snapCount=SNAP) and without
+# (snapCount=100000000), run A B A so that drift on a shared machine hits
+# both. For each run it starts a fresh ensemble on loopback, fills it with
+# ZNODES znodes (paddock bench --workload populate), runs the set workload
+# for DURATION against all three members and prints paddock bench's JSON
+# with the run's label; then it stops the members (by pid) and removes the
+# data.
+#
+#   ZNODES=1000000 DURATION=20s scripts/snapshot-latency.sh
+set -euo pipefail
+ZNODES=${ZNODES:-1000000}
+DURATION=${DURATION:-20s}
+SNAP=${SNAP:-100000}
+TICK=${TICK:-2000}
+cd "$(dirname "$0")/.."
+go build -o bin/paddock ./cmd/paddock
+PADDOCK=$PWD/bin/paddock
+TMP=$(mktemp -d /tmp/snapshot-latency.XXXXXX)
+PIDS=()
+cleanup() {
+	for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+
+run() { # label snapCount
+	local label=$1 snap=$2 dir=$TMP/$1 servers="" clients=() i
+	local peer=() elect=()
+	for i in 1 2 3; do peer[$i]=$(freeport); elect[$i]=$(freeport); clients[$i]=$(freeport); done
+	for i in 1 2 3; do
+		mkdir -p "$dir/$i"
+		echo "$i" > "$dir/$i/myid"
+		{
+			echo "tickTime=$TICK"; echo "dataDir=$dir/$i"; echo "clientPort=${clients[$i]}"
+			echo "clientPortAddress=127.0.0.1"; echo "maxClientCnxns=0"; echo "snapCount=$snap"
+			echo "4lw.commands.whitelist=*"
+			for j in 1 2 3; do echo "server.$j=127.0.0.1:${peer[$j]}:${elect[$j]}"; done
+		} > "$dir/$i/zoo.cfg"
+		"$PADDOCK" server --config "$dir/$i/zoo.cfg" > "$dir/$i/server.log" 2>&1 &
+		PIDS+=($!)
+		servers+="${servers:+,}127.0.0.1:${clients[$i]}"
+	done
+	for i in 1 2 3; do
+		for _ in $(seq 1 200); do
+			if printf srvr | timeout 1 python3 -c 'import socket,sys; s=socket.create_connection(("127.0.0.1",int(sys.argv[1]))); s.sendall(b"srvr"); d=s.recv(4096); sys.exit(0 if b"Mode:" in d else 1)' "${clients[$i]}" 2>/dev/null; then break; fi
+			sleep 0.1
+		done
+	done
+	"$PADDOCK" bench --servers "$servers" --workload populate --znodes "$ZNODES" --sessions 16 --inflight 16 > /dev/null
+	local out
+	out=$("$PADDOCK" bench --servers "$servers" --workload set --duration "$DURATION" --warmup 2s \
+		--sessions 16 --inflight 16 --keys 100000 --json | tail -1)
+	local snaps
+	snaps=$(cat "$dir"/*/server.log | grep -c "snapshot saved" || true)
+	echo "{\"label\":\"$label\",\"snapCount\":$snap,\"snapshot_log_lines\":$snaps,\"result\":$out}"
+	for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+	PIDS=()
+	rm -rf "$dir"
+}
+
+run A1 "$SNAP"
+run B 100000000
+run A2 "$SNAP"
