@@ -5,7 +5,8 @@
 # both. For each run it starts a fresh ensemble on loopback, fills it with
 # ZNODES znodes (paddock bench --workload populate), runs the set workload
 # for DURATION against all three members and prints paddock bench's JSON
-# with the run's label; then it stops the members (by pid) and removes the
+# with the run's label, the snapshots the members saved during the measured
+# run and the load average; then it stops the members (by pid) and removes the
 # data.
 #
 #   ZNODES=1000000 DURATION=20s scripts/snapshot-latency.sh
@@ -51,13 +52,14 @@ run() { # label snapCount
 		done
 	done
 	"$PADDOCK" bench --servers "$servers" --workload populate --znodes "$ZNODES" --sessions 16 --inflight 16 > /dev/null
-	local out
+	local out before after
+	before=$(cat "$dir"/*/server.log | grep -c "snapshot saved" || true)
 	out=$("$PADDOCK" bench --servers "$servers" --workload set --duration "$DURATION" --warmup 2s \
 		--sessions 16 --inflight 16 --keys 100000 --json | tail -1)
-	local snaps
-	snaps=$(cat "$dir"/*/server.log | grep -c "snapshot saved" || true)
-	echo "{\"label\":\"$label\",\"snapCount\":$snap,\"snapshot_log_lines\":$snaps,\"result\":$out}"
+	after=$(cat "$dir"/*/server.log | grep -c "snapshot saved" || true)
+	echo "{\"label\":\"$label\",\"snapCount\":$snap,\"snapshots_during_run\":$((after - before)),\"load1\":$(cut -d' ' -f1 /proc/loadavg),\"result\":$out}"
 	for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
 	PIDS=()
 	rm -rf "$dir"
 }
