@@ -82,21 +82,39 @@ func (m *Machine) ApplyEmpty(index uint64) {
 // Apply decodes and applies the entry at index. It panics if data does not
 // decode: the log is corrupt and carrying on would diverge.
 func (m *Machine) Apply(index uint64, data []byte) Result {
+	var r Result
+	m.ApplyTo(index, data, &r)
+	return r
+}
+
+// ApplyTo is Apply writing the result to *r, as ApplyEntryTo does.
+func (m *Machine) ApplyTo(index uint64, data []byte, r *Result) {
 	e, err := DecodeEntry(data)
 	if err != nil {
 		panic(fmt.Sprintf("fsm: log entry %d is corrupt: %v", index, err))
 	}
-	return m.ApplyEntry(index, e)
+	m.ApplyEntryTo(index, e, r)
 }
 
 // ApplyEntry applies a decoded entry at index.
 func (m *Machine) ApplyEntry(index uint64, e *Entry) Result {
+	var r Result
+	m.ApplyEntryTo(index, e, &r)
+	return r
+}
+
+// ApplyEntryTo is ApplyEntry writing the result to *r. The result's Ops and
+// Changes are appended to r.Ops[:0] and r.Changes[:0], so a caller that
+// gives them room (as the server does, from storage in its per-request
+// record) applies a write without allocating them.
+func (m *Machine) ApplyEntryTo(index uint64, e *Entry, r *Result) {
 	if index <= m.applied {
 		panic(fmt.Sprintf("fsm: entry %d applied after %d", index, m.applied))
 	}
 	zxid := int64(index)
 	m.applied, m.lastZxid = index, zxid
-	r := Result{Index: index, Zxid: zxid, ReqID: e.ReqID, Session: e.Session, Type: e.Type}
+	*r = Result{Index: index, Zxid: zxid, ReqID: e.ReqID, Session: e.Session, Type: e.Type,
+		Ops: r.Ops[:0], Changes: r.Changes[:0]}
 	switch e.Type {
 	case EntryCreateSession:
 		if _, ok := m.sessions[e.Session]; !ok {
@@ -106,37 +124,36 @@ func (m *Machine) ApplyEntry(index uint64, e *Entry) Result {
 		ss, ok := m.sessions[e.Session]
 		if !ok {
 			r.Err = proto.ErrSessionExpired
-			return r
+			return
 		}
 		ss.Owner = e.Origin
 	case EntryCloseSession:
 		ss, ok := m.sessions[e.Session]
 		if !ok {
 			r.Err = proto.ErrSessionExpired
-			return r
+			return
 		}
 		if ss.moved(e.Origin) {
 			r.Err = proto.ErrSessionMoved
-			return r
+			return
 		}
-		m.closeSession(e.Session, zxid, &r)
+		m.closeSession(e.Session, zxid, r)
 	case EntryTxn:
 		if e.Session != 0 {
 			ss := m.sessions[e.Session]
 			if ss == nil {
 				r.Err = proto.ErrSessionExpired
-				return r
+				return
 			}
 			if ss.moved(e.Origin) {
 				r.Err = proto.ErrSessionMoved
-				return r
+				return
 			}
 		}
-		m.applyTxn(e, zxid, &r)
+		m.applyTxn(e, zxid, r)
 	default:
 		panic(fmt.Sprintf("fsm: log entry %d has unknown type %d", index, e.Type))
 	}
-	return r
 }
 
 func (m *Machine) closeSession(id int64, zxid int64, r *Result) {
@@ -155,7 +172,14 @@ func (m *Machine) closeSession(id int64, zxid int64, r *Result) {
 }
 
 func (m *Machine) applyTxn(e *Entry, zxid int64, r *Result) {
-	r.Ops = make([]OpResult, len(e.Ops))
+	if n := len(e.Ops); cap(r.Ops) >= n {
+		r.Ops = r.Ops[:n]
+		clear(r.Ops)
+	} else {
+		r.Ops = make([]OpResult, n)
+	}
+	// The ops append their changes to r.Changes; a failed op appends none.
+	changes := r.Changes
 	// Only a multi can roll back, so only a multi pays for undo closures.
 	m.recording = e.Multi
 	if !e.Multi {
@@ -163,18 +187,14 @@ func (m *Machine) applyTxn(e *Entry, zxid int64, r *Result) {
 			panic(fmt.Sprintf("fsm: log entry %d: single txn with %d ops", zxid, len(e.Ops)))
 		}
 		m.undo = m.undo[:0]
-		res, changes := m.applyOp(e, &e.Ops[0], zxid)
+		res := m.applyOp(e, &e.Ops[0], zxid, r)
 		r.Ops[0] = res
 		r.Err = res.Err
-		if res.Err == proto.ErrOK {
-			r.Changes = changes
-		}
 		return
 	}
 	m.undo = m.undo[:0]
-	var all []Change
 	for i := range e.Ops {
-		res, changes := m.applyOp(e, &e.Ops[i], zxid)
+		res := m.applyOp(e, &e.Ops[i], zxid, r)
 		if res.Err != proto.ErrOK {
 			// Roll back in reverse order and report ZooKeeper's shape:
 			// 0 for ops before, the code for this op, -2 after.
@@ -182,6 +202,8 @@ func (m *Machine) applyTxn(e *Entry, zxid int64, r *Result) {
 				m.undo[j]()
 			}
 			m.undo = m.undo[:0]
+			clear(r.Changes[len(changes):])
+			r.Changes = changes
 			for j := range r.Ops {
 				code := proto.ErrOK
 				switch {
@@ -195,25 +217,24 @@ func (m *Machine) applyTxn(e *Entry, zxid int64, r *Result) {
 			return
 		}
 		r.Ops[i] = res
-		all = append(all, changes...)
 	}
 	m.undo = m.undo[:0]
-	r.Changes = all
 }
 
-func fail(code proto.ErrCode) (OpResult, []Change) {
-	return OpResult{Op: proto.OpError, Err: code}, nil
+func fail(code proto.ErrCode) OpResult {
+	return OpResult{Op: proto.OpError, Err: code}
 }
 
-// applyOp validates and applies one op, recording how to undo it.
-func (m *Machine) applyOp(e *Entry, op *Op, zxid int64) (OpResult, []Change) {
+// applyOp validates and applies one op, recording how to undo it. A
+// successful op appends the changes it made to r.Changes.
+func (m *Machine) applyOp(e *Entry, op *Op, zxid int64, r *Result) OpResult {
 	switch op.Op {
 	case proto.OpCreate, proto.OpCreate2, proto.OpCreateContainer, proto.OpCreateTTL:
-		return m.create(e, op, zxid)
+		return m.create(e, op, zxid, r)
 	case proto.OpDelete, proto.OpDeleteContainer:
-		return m.delete(e, op, zxid)
+		return m.delete(e, op, zxid, r)
 	case proto.OpSetData:
-		return m.setData(e, op, zxid)
+		return m.setData(e, op, zxid, r)
 	case proto.OpSetACL:
 		return m.setACL(e, op, zxid)
 	case proto.OpCheck:

@@ -23,7 +23,7 @@ func checkVersion(current, expected int32) (int32, bool) {
 	return current + 1, true
 }
 
-func (m *Machine) create(e *Entry, op *Op, zxid int64) (OpResult, []Change) {
+func (m *Machine) create(e *Entry, op *Op, zxid int64, r *Result) OpResult {
 	flags := op.Flags
 	if flags < proto.FlagPersistent || flags > proto.FlagPersistentSequentialWithTTL {
 		return fail(proto.ErrBadArguments)
@@ -112,13 +112,13 @@ func (m *Machine) create(e *Entry, op *Op, zxid int64) (OpResult, []Change) {
 	if op.Op != proto.OpCreate {
 		res.Stat = n.Stat()
 	}
-	return res, []Change{
-		{Type: proto.EventNodeCreated, Path: path, ACL: m.tree.ACL(n)},
-		{Type: proto.EventNodeChildrenChanged, Path: parentPath, ACL: m.tree.ACL(parent)},
-	}
+	r.Changes = append(r.Changes,
+		Change{Type: proto.EventNodeCreated, Path: path, ACL: m.tree.ACL(n)},
+		Change{Type: proto.EventNodeChildrenChanged, Path: parentPath, ACL: m.tree.ACL(parent)})
+	return res
 }
 
-func (m *Machine) delete(e *Entry, op *Op, zxid int64) (OpResult, []Change) {
+func (m *Machine) delete(e *Entry, op *Op, zxid int64, r *Result) OpResult {
 	path := op.Path
 	slash := strings.LastIndexByte(path, '/')
 	if slash < 0 || strings.IndexByte(path, 0) >= 0 || isSpecialPath(path) {
@@ -165,10 +165,10 @@ func (m *Machine) delete(e *Entry, op *Op, zxid int64) (OpResult, []Change) {
 		})
 	}
 	m.updateQuota(path, -1, -int64(len(n.Data)))
-	return OpResult{Op: op.Op}, []Change{
-		{Type: proto.EventNodeDeleted, Path: path, ACL: nodeACL},
-		{Type: proto.EventNodeChildrenChanged, Path: parentPath, ACL: m.tree.ACL(parent)},
-	}
+	r.Changes = append(r.Changes,
+		Change{Type: proto.EventNodeDeleted, Path: path, ACL: nodeACL},
+		Change{Type: proto.EventNodeChildrenChanged, Path: parentPath, ACL: m.tree.ACL(parent)})
+	return OpResult{Op: op.Op}
 }
 
 // reapable decides whether deleteContainer may remove n (already known to
@@ -193,7 +193,7 @@ func (m *Machine) reapable(e *Entry, n *tree.Node) bool {
 	}
 }
 
-func (m *Machine) setData(e *Entry, op *Op, zxid int64) (OpResult, []Change) {
+func (m *Machine) setData(e *Entry, op *Op, zxid int64, r *Result) OpResult {
 	if zpath.Validate(op.Path) != nil {
 		return fail(proto.ErrBadArguments)
 	}
@@ -214,12 +214,11 @@ func (m *Machine) setData(e *Entry, op *Op, zxid int64) (OpResult, []Change) {
 		m.undo = append(m.undo, func() { m.tree.SetData(n, oldData, oldVersion, oldMzxid, oldMtime) })
 	}
 	m.updateQuota(op.Path, 0, int64(len(op.Data)-len(oldData)))
-	return OpResult{Op: op.Op, Stat: n.Stat()}, []Change{
-		{Type: proto.EventNodeDataChanged, Path: op.Path, ACL: m.tree.ACL(n)},
-	}
+	r.Changes = append(r.Changes, Change{Type: proto.EventNodeDataChanged, Path: op.Path, ACL: m.tree.ACL(n)})
+	return OpResult{Op: op.Op, Stat: n.Stat()}
 }
 
-func (m *Machine) setACL(e *Entry, op *Op, _ int64) (OpResult, []Change) {
+func (m *Machine) setACL(e *Entry, op *Op, _ int64) OpResult {
 	if zpath.Validate(op.Path) != nil {
 		return fail(proto.ErrBadArguments)
 	}
@@ -243,10 +242,10 @@ func (m *Machine) setACL(e *Entry, op *Op, _ int64) (OpResult, []Change) {
 	if m.recording {
 		m.undo = append(m.undo, func() { m.tree.SetACL(n, oldACL, oldAversion) })
 	}
-	return OpResult{Op: op.Op, Stat: n.Stat()}, nil
+	return OpResult{Op: op.Op, Stat: n.Stat()}
 }
 
-func (m *Machine) check(e *Entry, op *Op) (OpResult, []Change) {
+func (m *Machine) check(e *Entry, op *Op) OpResult {
 	if zpath.Validate(op.Path) != nil {
 		return fail(proto.ErrBadArguments)
 	}
@@ -260,5 +259,5 @@ func (m *Machine) check(e *Entry, op *Op) (OpResult, []Change) {
 	if _, ok := checkVersion(n.Version, op.Version); !ok {
 		return fail(proto.ErrBadVersion)
 	}
-	return OpResult{Op: op.Op}, nil
+	return OpResult{Op: op.Op}
 }

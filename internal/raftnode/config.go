@@ -36,7 +36,10 @@ const (
 	// maxCommittedBytesPerReady bounds the entries applied per Ready.
 	maxCommittedBytesPerReady = 64 << 20
 	maxMsgBytes               = 1 << 20
-	maxInflightMsgs           = 256
+	// maxBatchBytes bounds the data of the proposals handed to raft in
+	// one message (a bigger proposal goes alone).
+	maxBatchBytes   = maxMsgBytes
+	maxInflightMsgs = 256
 )
 
 // Config configures a Node.

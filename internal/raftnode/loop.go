@@ -31,7 +31,7 @@ func (n *Node) run() {
 				n.updateProgress()
 				n.watchLeader()
 			case p := <-n.propc:
-				n.propose(p)
+				n.queueProposal(p)
 			case m := <-n.recvc:
 				n.step(m)
 			case f := <-n.ctrlc:
@@ -50,6 +50,7 @@ func (n *Node) run() {
 		}
 		select {
 		case <-n.stopc:
+			n.dropBatch(ErrStopped)
 			return
 		default:
 		}
@@ -57,15 +58,17 @@ func (n *Node) run() {
 		for i := 0; i < maxProposalsPerReady; i++ {
 			select {
 			case p := <-n.propc:
-				n.propose(p)
+				n.queueProposal(p)
 				continue
 			case m := <-n.recvc:
+				n.proposeBatch() // keep proposals and messages in arrival order
 				n.step(m)
 				continue
 			default:
 			}
 			break
 		}
+		n.proposeBatch()
 		if n.rn.HasReady() {
 			if err := n.handleReady(n.rn.Ready()); err != nil {
 				n.fail(err)
@@ -75,18 +78,50 @@ func (n *Node) run() {
 	}
 }
 
-// propose hands one queued proposal to raft.
-func (n *Node) propose(p proposal) {
-	err := n.rn.Propose(p.data)
-	if err == nil {
+// queueProposal adds a proposal taken from the queue to the batch that
+// proposeBatch hands to raft, first proposing the batch if p would take it
+// past maxBatchBytes.
+func (n *Node) queueProposal(p proposal) {
+	if len(n.batch) > 0 && n.batchBytes+len(p.data) > maxBatchBytes {
+		n.proposeBatch()
+	}
+	n.batch = append(n.batch, p)
+	n.batchBytes += len(p.data)
+}
+
+// proposeBatch hands the batched proposals to raft as one proposal message
+// of several entries, in their queue order: raft then appends them, and a
+// leader replicates them, in one step instead of one per entry. If raft
+// refuses the message, every proposal in it is dropped.
+func (n *Node) proposeBatch() {
+	if len(n.batch) == 0 {
 		return
 	}
-	if errors.Is(err, raft.ErrProposalDropped) {
-		err = fmt.Errorf("%w: %v", ErrProposalDropped, err)
+	// raft keeps the entries (its unstable log may take over this slice),
+	// so each batch gets its own.
+	ents := make([]raftpb.Entry, len(n.batch))
+	for i := range n.batch {
+		ents[i].Data = n.batch[i].data
 	}
-	if p.onDrop != nil {
-		p.onDrop(err)
+	err := n.rn.Step(raftpb.Message{Type: raftpb.MsgProp, From: n.cfg.ID, Entries: ents})
+	if err != nil {
+		if errors.Is(err, raft.ErrProposalDropped) {
+			err = fmt.Errorf("%w: %v", ErrProposalDropped, err)
+		}
+		n.dropBatch(err)
 	}
+	clear(n.batch)
+	n.batch, n.batchBytes = n.batch[:0], 0
+}
+
+// dropBatch tells the owners of the batched proposals that they were
+// dropped, and empties the batch.
+func (n *Node) dropBatch(err error) {
+	for _, p := range n.batch {
+		p.dropped(err)
+	}
+	clear(n.batch)
+	n.batch, n.batchBytes = n.batch[:0], 0
 }
 
 // step hands a received message to raft.
@@ -117,9 +152,7 @@ func (n *Node) shutdown() {
 	for {
 		select {
 		case p := <-n.propc:
-			if p.onDrop != nil {
-				p.onDrop(ErrStopped)
-			}
+			p.dropped(ErrStopped)
 			continue
 		default:
 		}

@@ -91,6 +91,8 @@ type Node struct {
 	snapEvery    uint64 // entries the next snapshot waits for (snapInterval); 0 until drawn
 	snapInFlight bool
 	campaigned   bool
+	batch        []proposal // taken from propc, not yet handed to raft
+	batchBytes   int        // the data bytes in batch
 	lead         uint64
 	lastSaved    uint64 // index of the last entry durable in the WAL
 	raftLead     uint64 // the leader raft reports; lead hides it from a learner that lost it
@@ -304,8 +306,26 @@ func (n *Node) restore() (fresh bool, err error) {
 
 // proposal is one entry waiting for the run goroutine to hand it to raft.
 type proposal struct {
-	data   []byte
-	onDrop func(error)
+	data    []byte
+	onDrop  func(error)
+	dropper Dropper
+}
+
+// dropped tells the proposal's owner, if it asked, that raft refused it.
+func (p *proposal) dropped(err error) {
+	switch {
+	case p.onDrop != nil:
+		p.onDrop(err)
+	case p.dropper != nil:
+		p.dropper.Dropped(err)
+	}
+}
+
+// Dropper is told when raft refuses a proposal (see ProposeTo).
+type Dropper interface {
+	// Dropped is called with the reason from the node's goroutine; it
+	// must not block.
+	Dropped(err error)
 }
 
 // Propose queues data as a new log entry and returns without waiting for
@@ -317,6 +337,18 @@ type proposal struct {
 // accepted entry reaches StateMachine.Apply once committed. Cancelling ctx
 // abandons the wait, not the write.
 func (n *Node) Propose(ctx context.Context, data []byte, onDrop func(error)) error {
+	return n.propose(ctx, proposal{data: data, onDrop: onDrop})
+}
+
+// ProposeTo is Propose telling d, rather than a function, of a dropped
+// proposal: a caller that already holds a record per proposal saves the
+// allocation of a closure.
+func (n *Node) ProposeTo(ctx context.Context, data []byte, d Dropper) error {
+	return n.propose(ctx, proposal{data: data, dropper: d})
+}
+
+func (n *Node) propose(ctx context.Context, p proposal) error {
+	data := p.data
 	if len(data) == 0 {
 		return ErrEmptyProposal
 	}
@@ -329,7 +361,7 @@ func (n *Node) Propose(ctx context.Context, data []byte, onDrop func(error)) err
 	default:
 	}
 	select {
-	case n.propc <- proposal{data: data, onDrop: onDrop}:
+	case n.propc <- p:
 		return nil
 	case <-n.quit:
 		return n.stoppedErr()
@@ -372,6 +404,14 @@ func (n *Node) Status() Status {
 		s.LastIndex = last
 	}
 	return s
+}
+
+// Term returns the current raft term: Status().Term without the rest of
+// the status (a proposer reads it for every write).
+func (n *Node) Term() uint64 {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.status.Term
 }
 
 // Done is closed when the node has stopped, after Close or after a failure

@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,9 +48,10 @@ type conn struct {
 	// inflight counts items handed to the responder and not yet answered.
 	inflight atomic.Int64
 	// wmu serialises socket writes (the responder's, and the reader's
-	// inline reads); wbufs is the batch being written.
-	wmu   sync.Mutex
-	wbufs [][]byte
+	// inline reads).
+	wmu sync.Mutex
+	// free recycles the items of answered reads (see newItem).
+	free sync.Pool
 
 	closeOnce      sync.Once
 	done           chan struct{}
@@ -75,6 +78,14 @@ type item struct {
 	err      proto.ErrCode
 	close    bool // close the connection after this reply
 	received time.Time
+	// reqs holds the request record of the common reads (req points
+	// into it), so that decoding them allocates only the path.
+	reqs struct {
+		getData   proto.GetDataRequest
+		exists    proto.ExistsRequest
+		children  proto.GetChildrenRequest
+		children2 proto.GetChildren2Request
+	}
 }
 
 func (s *Server) newConn(nc net.Conn) *conn {
@@ -132,7 +143,28 @@ func (c *conn) Notify(ev proto.WatcherEvent, zxid int64) {
 
 // send queues a frame; a connection whose queue overflows is closed.
 func (c *conn) send(frame []byte) {
-	if !c.out.push(frame) {
+	c.sent(c.out.push(frame))
+}
+
+// sendReply encodes a read's reply straight into the outbound queue, so
+// answering a read allocates nothing; r (nil for none) is omitted when
+// hdr.Err is not ErrOK, as proto.AppendReplyFrame does. It is called only
+// by the reader (inline reads) and the responder, which flush the queue
+// themselves, so it does not wake the responder.
+func (c *conn) sendReply(hdr proto.ReplyHeader, r *readReply) {
+	b, start := proto.StartFrame(c.out.begin())
+	b = hdr.Append(b)
+	if r != nil && hdr.Err == proto.ErrOK {
+		b = r.append(b)
+	}
+	_ = proto.FinishFrame(b, start) // start is valid by construction
+	c.sent(c.out.end(b))
+}
+
+// sent counts a queued frame; a connection whose queue overflowed (ok
+// false) is closed.
+func (c *conn) sent(ok bool) {
+	if !ok {
 		c.log.Warn("closing connection: client is not reading its replies", "queued_bytes", c.out.size())
 		c.close()
 	}
@@ -174,7 +206,7 @@ func (c *conn) serve() {
 		c.logFrameError(err)
 		return
 	}
-	if !c.handshake(frame) {
+	if !c.handshake(frame, br) {
 		return
 	}
 	c.nc.SetReadDeadline(time.Time{})
@@ -184,7 +216,16 @@ func (c *conn) serve() {
 	defer close(c.items)
 
 	buf := make([]byte, 0, 4096)
+	unflushed := 0 // inline replies queued but not written yet
 	for {
+		// Inline replies go out together, once no further whole request
+		// is buffered (before the reader could block) or after a batch.
+		if unflushed > 0 && (unflushed >= maxInlineBatch || !frameBuffered(br)) {
+			unflushed = 0
+			if !c.flush() {
+				c.close()
+			}
+		}
 		frame, err := proto.ReadFrame(br, buf, c.s.cfg.JuteMaxBuffer)
 		if err != nil {
 			c.logFrameError(err)
@@ -204,8 +245,11 @@ func (c *conn) serve() {
 			continue
 		}
 		if ok && c.inflight.Load() == 0 && c.inlineRead(it) {
+			unflushed++
 			continue
 		}
+		// The responder may recycle the item once it has it.
+		closing := it.close
 		select {
 		case c.s.outstanding <- struct{}{}:
 		case <-c.done:
@@ -218,7 +262,7 @@ func (c *conn) serve() {
 			<-c.s.outstanding
 			return
 		}
-		if !ok || it.close {
+		if !ok || closing {
 			return
 		}
 		if len(frame) > 64<<10 {
@@ -259,9 +303,19 @@ func (c *conn) decode(frame []byte) (*item, bool) {
 		c.log.Warn("closing connection: malformed request header", "err", d.Err())
 		return nil, false
 	}
-	it := &item{xid: h.Xid, op: h.Op, received: time.Now()}
+	it := c.newItem()
+	it.xid, it.op, it.received = h.Xid, h.Op, time.Now()
 	body := frame[d.Offset():]
 	switch h.Op {
+	case proto.OpGetData, proto.OpExists, proto.OpGetChildren, proto.OpGetChildren2:
+		// The common reads decode into the item, without an allocation
+		// beyond the path.
+		if c.decodeRead(it, d) {
+			return it, true
+		}
+		c.log.Warn("malformed request", "op", h.Op.String(), "err", d.Err())
+		it.err = proto.ErrMarshallingError
+		return it, true
 	case proto.OpPing:
 		it.xid = proto.XidPing // ZooKeeper answers every ping with xid -2
 		return it, true
@@ -337,24 +391,25 @@ func (nullToken) Append(b []byte) []byte { return proto.AppendBuffer(b, nil) }
 
 // writeEntry returns the log entry for a write request, or nil for a read.
 func (c *conn) writeEntry(op proto.OpCode, req proto.Request) *fsm.Entry {
-	e := &fsm.Entry{Type: fsm.EntryTxn, Session: c.sessionID, Time: time.Now().UnixMilli(), Origin: c.s.origin()}
+	var o fsm.Op
 	switch r := req.(type) {
 	case *proto.CreateRequest:
-		e.Ops = []fsm.Op{{Op: op, Path: r.Path, Data: r.Data, ACL: r.ACL, Flags: r.Flags}}
+		o = fsm.Op{Op: op, Path: r.Path, Data: r.Data, ACL: r.ACL, Flags: r.Flags}
 	case *proto.CreateTTLRequest:
-		e.Ops = []fsm.Op{{Op: op, Path: r.Path, Data: r.Data, ACL: r.ACL, Flags: r.Flags, TTL: r.TTL}}
+		o = fsm.Op{Op: op, Path: r.Path, Data: r.Data, ACL: r.ACL, Flags: r.Flags, TTL: r.TTL}
 	case *proto.DeleteRequest:
-		e.Ops = []fsm.Op{{Op: op, Path: r.Path, Version: r.Version}}
+		o = fsm.Op{Op: op, Path: r.Path, Version: r.Version}
 	case *proto.SetDataRequest:
-		e.Ops = []fsm.Op{{Op: op, Path: r.Path, Data: r.Data, Version: r.Version}}
+		o = fsm.Op{Op: op, Path: r.Path, Data: r.Data, Version: r.Version}
 	case *proto.SetACLRequest:
-		e.Ops = []fsm.Op{{Op: op, Path: r.Path, ACL: r.ACL, Version: r.Version}}
+		o = fsm.Op{Op: op, Path: r.Path, ACL: r.ACL, Version: r.Version}
 	case *proto.DeleteContainerRequest:
-		e.Ops = []fsm.Op{{Op: op, Path: r.Path}}
+		o = fsm.Op{Op: op, Path: r.Path}
 	case *proto.MultiRequest:
 		if op != proto.OpMulti {
 			return nil
 		}
+		e := &fsm.Entry{Type: fsm.EntryTxn, Session: c.sessionID, Time: time.Now().UnixMilli(), Origin: c.s.origin()}
 		e.Multi = true
 		e.Ops = make([]fsm.Op, len(r.Ops))
 		for i, m := range r.Ops {
@@ -366,11 +421,22 @@ func (c *conn) writeEntry(op proto.OpCode, req proto.Request) *fsm.Entry {
 			}
 			e.Ops[i] = fsm.Op{Op: m.Op, Path: m.Path, Data: m.Data, ACL: m.ACL, Flags: m.Flags, TTL: m.TTL, Version: m.Version}
 		}
+		e.Auth = c.authIDs()
+		return e
 	default:
 		return nil
 	}
-	e.Auth = c.authIDs()
-	return e
+	// A single op's entry and op share one allocation.
+	w := &singleWrite{op: [1]fsm.Op{o}}
+	w.entry = fsm.Entry{Type: fsm.EntryTxn, Session: c.sessionID, Time: time.Now().UnixMilli(), Origin: c.s.origin(),
+		Ops: w.op[:], Auth: c.authIDs()}
+	return &w.entry
+}
+
+// singleWrite is the log entry of a write of one op, with room for the op.
+type singleWrite struct {
+	entry fsm.Entry
+	op    [1]fsm.Op
 }
 
 // respond completes items in arrival order (FIFO client order). Writes are
@@ -444,7 +510,9 @@ func (c *conn) respond() {
 			}
 			c.answer(it)
 			c.finishStats(it)
-			if it.close {
+			closing := it.close
+			c.freeItem(it)
+			if closing {
 				c.flush()
 				return
 			}
@@ -465,19 +533,19 @@ func ready(ch <-chan struct{}) bool {
 	}
 }
 
-// flush writes everything queued to the socket. It reports false if the
-// connection failed.
+// flush writes everything queued to the socket, each batch with one
+// write. It reports false if the connection failed.
 func (c *conn) flush() bool {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	for {
-		c.wbufs = c.out.takeNow(c.wbufs[:0])
-		if len(c.wbufs) == 0 {
+		b := c.out.take()
+		if len(b) == 0 {
+			c.out.recycle(b)
 			return true
 		}
-		nb := net.Buffers(c.wbufs)
-		_, err := nb.WriteTo(c.nc)
-		clear(c.wbufs)
+		_, err := c.nc.Write(b)
+		c.out.recycle(b)
 		if err != nil {
 			return false
 		}
@@ -506,11 +574,20 @@ func (c *conn) awaitAll(pend []*item) bool {
 // finish sends the reply of an applied write. A write raft dropped closes
 // the connection, as ZooKeeper does when it loses a request.
 func (c *conn) finish(it *item) {
-	if it.call.res.Err == proto.ErrConnectionLoss {
+	switch it.call.res.Err {
+	case proto.ErrConnectionLoss:
+		c.close()
+		return
+	case proto.ErrSessionMoved:
+		// As ZooKeeper does (ZOOKEEPER-710): the connection is torn
+		// down without a reply, so the client reconnects and takes its
+		// session back, if it still talks to this member.
+		c.log.Info("closing connection: the session has moved to another member", "session", fmt.Sprintf("0x%x", c.sessionID))
 		c.close()
 		return
 	}
-	c.send(c.writeReply(it))
+	// The reply is encoded straight into the outbound queue.
+	c.sent(c.out.end(c.appendWriteReply(c.out.begin(), it)))
 	c.finishStats(it)
 }
 
@@ -528,8 +605,72 @@ func (c *conn) inlineRead(it *item) bool {
 	c.stats.record(it, d, c.s.lastZxid())
 	c.s.stats.record(d)
 	c.s.metrics.request(it, d)
-	if !c.flush() {
-		c.close()
+	c.freeItem(it)
+	return true
+}
+
+// maxInlineBatch bounds the inline replies the reader queues before it
+// writes them out, so the first of a long burst of pipelined reads is not
+// held back for the whole burst.
+const maxInlineBatch = 16
+
+// frameBuffered reports whether br holds a whole frame, so reading it
+// cannot block.
+func frameBuffered(br *bufio.Reader) bool {
+	n := br.Buffered()
+	if n < 4 {
+		return false
+	}
+	p, err := br.Peek(4)
+	if err != nil {
+		return false
+	}
+	l := int32(binary.BigEndian.Uint32(p))
+	return l >= 0 && int64(n-4) >= int64(l)
+}
+
+// newItem returns a zero item, recycled from an answered read if one is
+// free: with many calls in flight the per-request garbage is what makes
+// the garbage collector run, and its cycles make the latency tail.
+func (c *conn) newItem() *item {
+	if it, _ := c.free.Get().(*item); it != nil {
+		return it
+	}
+	return new(item)
+}
+
+// freeItem recycles the item of an answered read. Nothing may use it
+// afterwards; a write's item (it.entry set) is left to the garbage
+// collector, as its call may still be referenced.
+func (c *conn) freeItem(it *item) {
+	if it.entry != nil || it.call != nil {
+		return
+	}
+	*it = item{}
+	c.free.Put(it)
+}
+
+// decodeRead decodes the body of a getData, exists, getChildren or
+// getChildren2 request from d into the item's own request record. It
+// reports false if the body is malformed.
+func (c *conn) decodeRead(it *item, d *proto.Decoder) bool {
+	switch it.op {
+	case proto.OpGetData:
+		it.reqs.getData.Decode(d)
+		it.req = &it.reqs.getData
+	case proto.OpExists:
+		it.reqs.exists.Decode(d)
+		it.req = &it.reqs.exists
+	case proto.OpGetChildren:
+		it.reqs.children.Decode(d)
+		it.req = &it.reqs.children
+	case proto.OpGetChildren2:
+		it.reqs.children2.Decode(d)
+		it.req = &it.reqs.children2
+	}
+	if d.Err() != nil {
+		it.req = nil
+		return false
 	}
 	return true
 }
@@ -575,26 +716,30 @@ func (c *conn) drainItems() {
 	}
 }
 
-// writeReply builds the reply of an applied write.
-func (c *conn) writeReply(it *item) []byte {
+// appendWriteReply appends the reply frame of an applied write to b.
+func (c *conn) appendWriteReply(b []byte, it *item) []byte {
 	res := &it.call.res
 	hdr := proto.ReplyHeader{Xid: it.xid, Zxid: res.Zxid, Err: res.Err}
 	if res.Err != proto.ErrOK || it.op == proto.OpCloseSession {
 		if hdr.Zxid == 0 {
 			hdr.Zxid = c.s.lastZxid()
 		}
-		return proto.AppendReplyFrame(make([]byte, 0, 20), hdr, nil)
+		return proto.AppendReplyFrame(b, hdr, nil)
 	}
-	var resp proto.Response
+	b, start := proto.StartFrame(b)
+	b = hdr.Append(b)
 	switch it.op {
 	case proto.OpCreate:
-		resp = &proto.CreateResponse{Path: res.Ops[0].Path}
+		r := proto.CreateResponse{Path: res.Ops[0].Path}
+		b = r.Append(b)
 	case proto.OpCreate2, proto.OpCreateContainer, proto.OpCreateTTL:
-		resp = &proto.Create2Response{Path: res.Ops[0].Path, Stat: res.Ops[0].Stat}
+		r := proto.Create2Response{Path: res.Ops[0].Path, Stat: res.Ops[0].Stat}
+		b = r.Append(b)
 	case proto.OpSetData, proto.OpSetACL:
-		resp = &proto.StatResponse{Stat: res.Ops[0].Stat}
+		r := proto.StatResponse{Stat: res.Ops[0].Stat}
+		b = r.Append(b)
 	case proto.OpMulti:
-		mr := &proto.MultiResponse{Results: make([]proto.MultiResult, len(res.Ops))}
+		mr := proto.MultiResponse{Results: make([]proto.MultiResult, len(res.Ops))}
 		for i, o := range res.Ops {
 			r := proto.MultiResult{Op: o.Op, Err: o.Err, Path: o.Path}
 			switch o.Op {
@@ -604,9 +749,10 @@ func (c *conn) writeReply(it *item) []byte {
 			}
 			mr.Results[i] = r
 		}
-		resp = mr
+		b = mr.Append(b)
 	}
-	return proto.AppendReplyFrame(make([]byte, 0, replyCap(resp)), hdr, resp)
+	_ = proto.FinishFrame(b, start) // start is valid by construction
+	return b
 }
 
 // replyCap estimates a reply frame's size (length prefix, reply header and
@@ -632,7 +778,7 @@ func replyCap(resp proto.Response) int {
 
 // handshake reads the ConnectRequest and opens or resumes a session. It
 // reports whether the connection goes on.
-func (c *conn) handshake(frame []byte) bool {
+func (c *conn) handshake(frame []byte, br *bufio.Reader) bool {
 	c.s.metrics.connectRequest(len(frame))
 	var req proto.ConnectRequest
 	if err := proto.Unmarshal(frame, &req); err != nil {
@@ -666,13 +812,26 @@ func (c *conn) handshake(frame []byte) bool {
 		resp.SessionID, resp.Passwd = id, passwd
 		c.log.Info("session established", "session", fmt.Sprintf("0x%x", id), "timeout", timeout)
 	} else {
+		if c.s.origin() != 0 && c.clientGone(br) {
+			// A client that gave up on this member (it was stopped or
+			// cut off) and went elsewhere left its ConnectRequest
+			// behind: resuming the session here would take it from the
+			// member the client now talks to.
+			c.log.Info("ignoring a reconnect the client has abandoned", "session", fmt.Sprintf("0x%x", req.SessionID))
+			return false
+		}
 		// ZooKeeper closes the session's current connection before it
 		// checks the password (processConnectRequest).
 		c.s.settle(req.SessionID, c.s.detach(req.SessionID))
 		c.s.mu.RLock()
 		ss := c.s.fsm.Session(req.SessionID)
 		valid := ss != nil && bytes.Equal(ss.Passwd, req.Passwd)
-		moving := valid && ss.Owner != c.s.origin()
+		// In an ensemble the session is moved to this member through the
+		// log on every reattach, even when this member's state says it
+		// owns it already: that state may lag a move to another member
+		// (the client may have been there since), and a write of the
+		// session proposed here would then be refused.
+		moving := valid && c.s.origin() != 0
 		c.s.mu.RUnlock()
 		entry := c.s.tracker.Get(req.SessionID)
 		if !valid || entry == nil {
@@ -704,6 +863,24 @@ func (c *conn) handshake(frame []byte) bool {
 
 	c.nc.SetWriteDeadline(time.Time{})
 	return true
+}
+
+// clientGoneWait is how long clientGone waits for the end of a
+// connection.
+const clientGoneWait = time.Millisecond
+
+// clientGone reports whether the client has already closed the connection
+// after its ConnectRequest: its end of stream is waiting in br (or in the
+// socket) right behind it. A client still there has sent nothing more, or
+// more requests.
+func (c *conn) clientGone(br *bufio.Reader) bool {
+	if br.Buffered() > 0 {
+		return false
+	}
+	c.nc.SetReadDeadline(time.Now().Add(clientGoneWait))
+	_, err := br.Peek(1)
+	c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.HandshakeTimeout))
+	return err != nil && !errors.Is(err, os.ErrDeadlineExceeded)
 }
 
 func (s *Server) negotiateTimeout(requested int32) int32 {

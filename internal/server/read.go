@@ -16,12 +16,74 @@ func (s *Server) read(c *conn, it *item) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	hdr := proto.ReplyHeader{Xid: it.xid, Zxid: s.fsm.LastZxid()}
-	resp, code := s.readOp(c, it)
-	hdr.Err = code
-	c.send(proto.AppendReplyFrame(make([]byte, 0, replyCap(resp)), hdr, resp))
+	var r readReply
+	hdr.Err = s.readOp(c, it, &r)
+	c.sendReply(hdr, &r)
 }
 
-func (s *Server) readOp(c *conn, it *item) (proto.Response, proto.ErrCode) {
+// readReply is a read's response. The common ones (a stat, getData,
+// getChildren and getChildren2) are kept as the node they answer from and
+// encoded by append straight into the connection's outbound queue, with
+// the state lock still held, so answering them allocates nothing; any
+// other is a proto.Response in resp.
+type readReply struct {
+	kind replyKind
+	node *tree.Node
+	resp proto.Response
+}
+
+type replyKind uint8
+
+const (
+	replyResp      replyKind = iota // resp, nil for an empty body
+	replyStat                       // StatResponse of node
+	replyData                       // GetDataResponse of node
+	replyChildren                   // GetChildrenResponse of node
+	replyChildren2                  // GetChildren2Response of node
+)
+
+// append appends the response's jute encoding to b.
+func (r *readReply) append(b []byte) []byte {
+	switch r.kind {
+	case replyStat:
+		st := proto.StatResponse{Stat: r.node.Stat()}
+		return st.Append(b)
+	case replyData:
+		gd := proto.GetDataResponse{Data: r.node.Data, Stat: r.node.Stat()}
+		return gd.Append(b)
+	case replyChildren:
+		return appendChildren(b, r.node)
+	case replyChildren2:
+		b = appendChildren(b, r.node)
+		st := r.node.Stat()
+		return st.Append(b)
+	}
+	if r.resp == nil {
+		return b
+	}
+	return r.resp.Append(b)
+}
+
+// appendChildren appends n's child names as a jute vector<ustring>, as
+// proto.AppendStrings(b, n.Children()) does, without building the slice.
+func appendChildren(b []byte, n *tree.Node) []byte {
+	b = proto.AppendVectorLen(b, int(n.Stat().NumChildren), false)
+	n.EachChild(func(name string, _ *tree.Node) { b = proto.AppendString(b, name) })
+	return b
+}
+
+// readOp runs a read and sets its response in out.
+func (s *Server) readOp(c *conn, it *item, out *readReply) proto.ErrCode {
+	resp, code := s.readResp(c, it, out)
+	if resp != nil {
+		out.resp = resp
+	}
+	return code
+}
+
+// readResp runs a read. It returns the response, or sets it in out for the
+// kinds readReply encodes itself.
+func (s *Server) readResp(c *conn, it *item, out *readReply) (proto.Response, proto.ErrCode) {
 	t := s.fsm.Tree()
 	auth := c.authIDs()
 	switch r := it.req.(type) {
@@ -44,7 +106,8 @@ func (s *Server) readOp(c *conn, it *item) (proto.Response, proto.ErrCode) {
 		if r.Watch {
 			s.watches.Add(r.Path, watch.Data, c)
 		}
-		return &proto.StatResponse{Stat: n.Stat()}, proto.ErrOK
+		out.kind, out.node = replyStat, n
+		return nil, proto.ErrOK
 	case *proto.GetDataRequest:
 		n, code := s.readable(t, r.Path, proto.PermRead, auth)
 		if code != proto.ErrOK {
@@ -53,7 +116,8 @@ func (s *Server) readOp(c *conn, it *item) (proto.Response, proto.ErrCode) {
 		if r.Watch {
 			s.watches.Add(r.Path, watch.Data, c)
 		}
-		return &proto.GetDataResponse{Data: n.Data, Stat: n.Stat()}, proto.ErrOK
+		out.kind, out.node = replyData, n
+		return nil, proto.ErrOK
 	case *proto.GetChildrenRequest:
 		n, code := s.readable(t, r.Path, proto.PermRead, auth)
 		if code != proto.ErrOK {
@@ -62,7 +126,8 @@ func (s *Server) readOp(c *conn, it *item) (proto.Response, proto.ErrCode) {
 		if r.Watch {
 			s.watches.Add(r.Path, watch.Child, c)
 		}
-		return &proto.GetChildrenResponse{Children: n.Children()}, proto.ErrOK
+		out.kind, out.node = replyChildren, n
+		return nil, proto.ErrOK
 	case *proto.GetChildren2Request:
 		n, code := s.readable(t, r.Path, proto.PermRead, auth)
 		if code != proto.ErrOK {
@@ -71,7 +136,8 @@ func (s *Server) readOp(c *conn, it *item) (proto.Response, proto.ErrCode) {
 		if r.Watch {
 			s.watches.Add(r.Path, watch.Child, c)
 		}
-		return &proto.GetChildren2Response{Children: n.Children(), Stat: n.Stat()}, proto.ErrOK
+		out.kind, out.node = replyChildren2, n
+		return nil, proto.ErrOK
 	case *proto.GetACLRequest:
 		n, code := s.readable(t, r.Path, proto.PermRead|proto.PermAdmin, auth)
 		if code != proto.ErrOK {

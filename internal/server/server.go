@@ -59,6 +59,9 @@ type Server struct {
 
 	pendMu  sync.Mutex
 	pending map[uint64]*call
+	// applyScratch holds the result of an entry no request of this
+	// server waits for; only Apply uses it.
+	applyScratch applyResult
 	// lastWrite holds, by session, the last write a connection of the
 	// session proposed, so that a resumed session waits for it (settle).
 	lastWrite sync.Map
@@ -91,6 +94,23 @@ type call struct {
 	res   fsm.Result
 	entry *fsm.Entry // what was proposed, applied without decoding it again
 	start time.Time  // when proposed, with metrics on (metrics.go)
+	s     *Server
+	id    uint64 // the proposal's ReqID
+	// ops and changes are room for res.Ops and res.Changes, so that
+	// applying a write of one op allocates neither.
+	ops     [1]fsm.OpResult
+	changes [2]fsm.Change
+}
+
+// Dropped completes a proposal raft refused (raftnode.Dropper).
+func (c *call) Dropped(err error) { c.s.dropped(c.id, err) }
+
+// applyResult is room for the results of entries no local request waits
+// for (other members' and the server's own), reused from entry to entry.
+type applyResult struct {
+	res     fsm.Result
+	ops     [1]fsm.OpResult
+	changes [2]fsm.Change
 }
 
 // New returns a server for cfg. It validates the configuration but opens
@@ -257,16 +277,18 @@ func (s *Server) propose(ctx context.Context, e *fsm.Entry) (*call, error) {
 	}
 	id := uint64(s.cfg.ServerID)<<48 | s.reqSeq.Add(1)&(1<<48-1)
 	e.ReqID = id
-	if e.Type == fsm.EntryTxn && !s.cfg.Standalone() {
-		// A client's write applies only if committed in the term it was
-		// proposed in (see fsm.Entry.Term).
-		e.Term = s.node.Status().Term
+	if (e.Type == fsm.EntryTxn || e.Type == fsm.EntryMoveSession) && !s.cfg.Standalone() {
+		// A client's write, or a session's move to this member, applies
+		// only if committed in the term it was proposed in (see
+		// fsm.Entry.Term).
+		e.Term = s.node.Term()
 	}
-	c := &call{done: make(chan struct{}), entry: e, start: s.metrics.proposalStart()}
+	c := &call{done: make(chan struct{}), entry: e, start: s.metrics.proposalStart(), s: s, id: id}
+	c.res.Ops, c.res.Changes = c.ops[:0], c.changes[:0]
 	s.pendMu.Lock()
 	s.pending[id] = c
 	s.pendMu.Unlock()
-	if err := s.node.Propose(ctx, e.Encode(make([]byte, 0, e.EncodedSizeHint())), func(err error) { s.dropped(id, err) }); err != nil {
+	if err := s.node.ProposeTo(ctx, e.Encode(make([]byte, 0, e.EncodedSizeHint())), c); err != nil {
 		s.pendMu.Lock()
 		delete(s.pending, id)
 		s.pendMu.Unlock()
@@ -337,11 +359,15 @@ func (m *machine) Apply(index, term uint64, data []byte) {
 		return
 	}
 	s.mu.Lock()
-	var res fsm.Result
+	var res *fsm.Result
 	if c != nil {
-		res = s.fsm.ApplyEntry(index, c.entry)
+		res = &c.res
+		s.fsm.ApplyEntryTo(index, c.entry, res)
 	} else {
-		res = s.fsm.Apply(index, data)
+		a := &s.applyScratch
+		res = &a.res
+		res.Ops, res.Changes = a.ops[:0], a.changes[:0]
+		s.fsm.ApplyTo(index, data, res)
 	}
 	s.zxid.Store(res.Zxid)
 	for i := range res.Changes {
@@ -368,8 +394,11 @@ func (m *machine) Apply(index, term uint64, data []byte) {
 	if c != nil {
 		s.metrics.proposalApplied(c.start)
 		c.entry = nil
-		c.res = res
 		close(c.done)
+	} else {
+		// Keep nothing of the entry alive until the next one.
+		clear(s.applyScratch.changes[:])
+		clear(s.applyScratch.ops[:])
 	}
 }
 

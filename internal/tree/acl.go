@@ -33,8 +33,11 @@ func aclKey(acl []proto.ACL) string {
 
 // intern returns the reference for acl, adding one use.
 func (c *aclCache) intern(acl []proto.ACL) ACLRef {
-	k := aclKey(acl)
-	if ref, ok := c.byKey[k]; ok {
+	// The key is built on the stack and converted to a string only when a
+	// new list is added: a lookup with string(k) does not allocate.
+	var kb [128]byte
+	k := proto.AppendACLs(kb[:0], acl)
+	if ref, ok := c.byKey[string(k)]; ok {
 		c.counts[ref]++
 		return ref
 	}
@@ -44,7 +47,7 @@ func (c *aclCache) intern(acl []proto.ACL) ACLRef {
 	copy(cp, acl)
 	c.lists[ref] = cp
 	c.counts[ref] = 1
-	c.byKey[k] = ref
+	c.byKey[string(k)] = ref
 	return ref
 }
 
