@@ -192,6 +192,16 @@ func (r *runner) step(st Step) error {
 	case "wait":
 		r.awaitAll(c)
 		return nil
+	case "waitclosed":
+		// Wait for the server to close the connection, for a request
+		// after which ZooKeeper closes it only once its pipeline gets
+		// there (a ping sent meanwhile may or may not be answered).
+		r.awaitAll(c)
+		if !r.live(c, st.Text) {
+			return nil
+		}
+		r.waitClosed(c, st.Text)
+		return nil
 	case "events", "ping":
 		sorted := false
 		for _, a := range st.Args {
