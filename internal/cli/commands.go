@@ -64,6 +64,25 @@ func (c *call) reparse(words []string, warning string) error {
 	return nil
 }
 
+// watchedPath returns the valid path argument of get or stat, which zkCli
+// 3.8 still accepts in the deprecated "cmd path watch" form (printing
+// deprecation and reading it as -w).
+func (c *call) watchedPath(deprecation string) (string, error) {
+	if c.nargs() < 2 {
+		return "", c.usageError()
+	}
+	if c.nargs() > 2 {
+		if err := c.reparse(c.words, deprecation); err != nil {
+			return "", err
+		}
+	}
+	path := c.arg(1)
+	if err := validatePath(path, false); err != nil {
+		return "", c.fail(err, path)
+	}
+	return path, nil
+}
+
 // ls [-s] [-w] [-R] path
 func cmdLs(c *call) error {
 	if c.f.has('?') {
@@ -223,21 +242,12 @@ func jsonData(res map[string]any, data []byte) {
 
 // get [-s] [-w] path
 func cmdGet(c *call) error {
-	if c.nargs() < 2 {
-		return c.usageError()
-	}
-	if c.nargs() > 2 {
-		if err := c.reparse(c.words, "'get path [watch]' has been deprecated. Please use 'get [-s] [-w] path' instead."); err != nil {
-			return err
-		}
-	}
-	path := c.arg(1)
-	if err := validatePath(path, false); err != nil {
-		return c.fail(err, path)
+	path, err := c.watchedPath("'get path [watch]' has been deprecated. Please use 'get [-s] [-w] path' instead.")
+	if err != nil {
+		return err
 	}
 	var data []byte
 	var st *zk.Stat
-	var err error
 	if c.f.has('w') {
 		data, st, err = c.conn.GetW(c.ctx, path, c.watcher())
 	} else {
@@ -476,21 +486,12 @@ func cmdDeleteAll(c *call) error {
 
 // stat [-w] path
 func cmdStat(c *call) error {
-	if c.nargs() < 2 {
-		return c.usageError()
-	}
-	if c.nargs() > 2 {
-		if err := c.reparse(c.words, "'stat path [watch]' has been deprecated. Please use 'stat [-w] path' instead."); err != nil {
-			return err
-		}
-	}
-	path := c.arg(1)
-	if err := validatePath(path, false); err != nil {
-		return c.fail(err, path)
+	path, err := c.watchedPath("'stat path [watch]' has been deprecated. Please use 'stat [-w] path' instead.")
+	if err != nil {
+		return err
 	}
 	var ok bool
 	var st *zk.Stat
-	var err error
 	if c.f.has('w') {
 		ok, st, err = c.conn.ExistsW(c.ctx, path, c.watcher())
 	} else {

@@ -30,6 +30,14 @@ func (n *Node) peerClosed(id uint64) {
 	if !ok {
 		return
 	}
+	n.mu.Lock()
+	lead := n.status.Lead
+	n.mu.Unlock()
+	if lead != id {
+		// Only the leader's death is worth checking; dialing a live
+		// peer would only make it log a connection without a hello.
+		return
+	}
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()

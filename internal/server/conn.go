@@ -755,27 +755,6 @@ func (c *conn) appendWriteReply(b []byte, it *item) []byte {
 	return b
 }
 
-// replyCap estimates a reply frame's size (length prefix, reply header and
-// body), so encoding it allocates once.
-func replyCap(resp proto.Response) int {
-	n := 4 + proto.ReplyHeaderSize + proto.StatSize + 16
-	switch r := resp.(type) {
-	case *proto.GetDataResponse:
-		n += len(r.Data)
-	case *proto.CreateResponse:
-		n += len(r.Path)
-	case *proto.Create2Response:
-		n += len(r.Path)
-	case *proto.GetChildrenResponse:
-		n += 8 * len(r.Children)
-	case *proto.GetChildren2Response:
-		n += 8 * len(r.Children)
-	case *proto.MultiResponse:
-		n += 128 * len(r.Results)
-	}
-	return n
-}
-
 // handshake reads the ConnectRequest and opens or resumes a session. It
 // reports whether the connection goes on.
 func (c *conn) handshake(frame []byte, br *bufio.Reader) bool {

@@ -433,10 +433,21 @@ func (e *Ensemble) WaitServing(timeout time.Duration, members ...*Process) error
 }
 
 // Pause stops the running server with SIGSTOP, as a machine that hangs
-// would: its sockets stay open but it answers nothing. Resume continues it.
+// would: its sockets stay open but it answers nothing. It returns once every
+// thread of the process has stopped. Resume continues it.
 // Stop and Restart of a paused server wait for the SIGTERM grace period
 // (the signal stays pending) and then kill it; Kill works at once.
-func (p *Process) Pause() error { return p.signalRunning(syscall.SIGSTOP, "pause") }
+func (p *Process) Pause() error {
+	if err := p.signalRunning(syscall.SIGSTOP, "pause"); err != nil {
+		return err
+	}
+	if r := p.current(); r != nil {
+		if err := waitStopped(r.cmd.Process.Pid, 5*time.Second); err != nil {
+			return fmt.Errorf("zktest: pause %s: %w", p.name, err)
+		}
+	}
+	return nil
+}
 
 // Resume continues a server paused by Pause with SIGCONT. Resuming a server
 // that is running normally, or not running, does nothing.
