@@ -24,6 +24,9 @@ go 1.26.8
 //     "paddock cli" in a terminal (internal/cli/term); small, no cgo.
 //   - github.com/creack/pty: tests only — drives "paddock cli" through a
 //     pseudo-terminal to test completion and history.
+//   - golang.org/x/sys: sync_file_range(2), so a snapshot's pages go to
+//     disk while it is written instead of in one burst at its fsync
+//     (internal/storage); already in the build through client_golang.
 require (
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
 	github.com/anishathalye/porcupine v1.3.1
@@ -40,6 +43,7 @@ require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/client_model v0.6.3
 	github.com/prometheus/common v0.72.0
+	golang.org/x/sys v0.48.0
 )
 
 require (
@@ -59,7 +63,6 @@ require (
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
 	golang.org/x/image v0.30.0 // indirect
-	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )

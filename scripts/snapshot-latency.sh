@@ -10,14 +10,19 @@
 # data.
 #
 #   ZNODES=1000000 DURATION=20s scripts/snapshot-latency.sh
+#
+# PADDOCK=/path/to/paddock runs that binary instead of building one;
+# RUNS="A1 B1 A2 B2" picks the runs (A: snapshots on, B: off).
 set -euo pipefail
 ZNODES=${ZNODES:-1000000}
 DURATION=${DURATION:-20s}
 SNAP=${SNAP:-100000}
 TICK=${TICK:-2000}
 cd "$(dirname "$0")/.."
-go build -o bin/paddock ./cmd/paddock
-PADDOCK=$PWD/bin/paddock
+if [ -z "${PADDOCK:-}" ]; then # PADDOCK=path runs that binary instead of building one
+	go build -o bin/paddock ./cmd/paddock
+	PADDOCK=$PWD/bin/paddock
+fi
 TMP=$(mktemp -d /tmp/snapshot-latency.XXXXXX)
 PIDS=()
 cleanup() {
@@ -64,6 +69,11 @@ run() { # label snapCount
 	rm -rf "$dir"
 }
 
-run A1 "$SNAP"
-run B 100000000
-run A2 "$SNAP"
+# RUNS picks the runs: A (snapshots on) and B (off), numbered A1 B A2 by
+# default.
+for r in ${RUNS:-A1 B A2}; do
+	case $r in
+	A*) run "$r" "$SNAP" ;;
+	B*) run "$r" 100000000 ;;
+	esac
+done

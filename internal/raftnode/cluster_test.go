@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -82,6 +83,13 @@ type member struct {
 // startCluster starts voters 1..nv and learners nv+1..nv+nl.
 func startCluster(t *testing.T, nv, nl int, snapCount uint64) (*memNet, []*member) {
 	t.Helper()
+	return startClusterWith(t, nv, nl, snapCount, nil)
+}
+
+// startClusterWith is startCluster with each member's configuration passed
+// through adjust first (when not nil).
+func startClusterWith(t *testing.T, nv, nl int, snapCount uint64, adjust func(*raftnode.Config)) (*memNet, []*member) {
+	t.Helper()
 	net := newMemNet()
 	var voters, learners []uint64
 	for i := 1; i <= nv; i++ {
@@ -102,6 +110,9 @@ func startCluster(t *testing.T, nv, nl int, snapCount uint64) (*memNet, []*membe
 			Learners:     learners,
 			Transport:    &memTransport{net: net, from: id},
 			Logger:       testLogger(t),
+		}
+		if adjust != nil {
+			adjust(&cfg)
 		}
 		m := &member{id: id, cfg: cfg}
 		m.start(t, net)
@@ -267,4 +278,50 @@ func TestClusterSnapshotCatchUp(t *testing.T) {
 	// It keeps following after the snapshot.
 	propose(t, l.n, "last")
 	lag.sm.waitFor(t, "last", func(items []string) bool { return slices.Contains(items, "last") })
+}
+
+// TestLeaderAppendsBeforeItsOwnSave checks that a leader sends new entries
+// to its followers before its own fsync of them returns, so the disks of
+// leader and followers work in parallel: with the leader's fsync held, the
+// followers still save the entry; the entry commits once released.
+func TestLeaderAppendsBeforeItsOwnSave(t *testing.T) {
+	var hold atomic.Uint64 // the member whose WAL fsyncs are held
+	release := make(chan struct{})
+	_, ms := startClusterWith(t, 3, 0, 0, func(cfg *raftnode.Config) {
+		id := cfg.ID
+		cfg.OnWALSync = func(time.Duration) {
+			if hold.Load() == id {
+				select {
+				case <-release:
+				case <-time.After(30 * time.Second): // past eventually's limit
+				}
+			}
+		}
+	})
+	l := leader(t, ms)
+	propose(t, l.n, "warm")
+	for _, m := range ms {
+		m.sm.waitItems(t, 1)
+	}
+	before := map[uint64]uint64{}
+	for _, m := range ms {
+		before[m.id] = m.n.WALSyncs()
+	}
+	hold.Store(l.id)
+	propose(t, l.n, "x")
+	for _, m := range ms {
+		if m == l {
+			continue
+		}
+		eventually(t, fmt.Sprintf("member %d saving the entry while the leader's fsync is held", m.id), func() bool {
+			return m.n.WALSyncs() > before[m.id]
+		})
+	}
+	if _, items, _ := l.sm.state(); len(items) != 1 {
+		t.Fatalf("the leader applied %v while its save was held", items)
+	}
+	close(release)
+	for _, m := range ms {
+		m.sm.waitFor(t, "x", func(items []string) bool { return slices.Contains(items, "x") })
+	}
 }

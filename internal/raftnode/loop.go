@@ -203,6 +203,10 @@ func (n *Node) handleReady(rd raft.Ready) error {
 		n.status.Commit = max(n.status.Commit, n.applied.Load())
 		n.mu.Unlock()
 	}
+	msgs := rd.Messages
+	if len(rd.Entries) > 0 && len(msgs) > 0 && n.keepsTermAndVote(rd.HardState) {
+		msgs = n.sendAppendsEarly(msgs)
+	}
 	if err := n.wal.Save(rd.HardState, rd.Entries); err != nil {
 		return fmt.Errorf("raftnode: persisting %d entries: %w", len(rd.Entries), err)
 	}
@@ -221,7 +225,7 @@ func (n *Node) handleReady(rd raft.Ready) error {
 		n.status.Term, n.status.Commit = rd.HardState.Term, max(n.status.Commit, rd.HardState.Commit)
 		n.mu.Unlock()
 	}
-	n.send(rd.Messages)
+	n.send(msgs)
 	if !early {
 		if err := n.apply(rd.CommittedEntries); err != nil {
 			return err
@@ -235,6 +239,50 @@ func (n *Node) handleReady(rd raft.Ready) error {
 	n.maybeCampaign()
 	n.maybeSnapshot()
 	return nil
+}
+
+// keepsTermAndVote reports whether hs (a Ready's HardState, possibly empty)
+// has the term and vote already saved.
+func (n *Node) keepsTermAndVote(hs raftpb.HardState) bool {
+	if raft.IsEmptyHardState(hs) {
+		return true
+	}
+	saved, _, err := n.ms.InitialState()
+	return err == nil && saved.Term == hs.Term && saved.Vote == hs.Vote
+}
+
+// sendAppendsEarly sends a leader's appends (MsgApp) among msgs before the
+// Ready's entries are saved, and returns the other messages, which wait for
+// the save. Followers then write the entries to their disks while the
+// leader writes them to its own (the Raft thesis, 10.2.1), so an entry
+// commits after one disk write's time instead of two in a row. It is safe
+// because the leader counts its own copy only once saved (raft steps the
+// leader's own append response at Advance), so a quorum without it is a
+// quorum of followers that saved the entries; the caller checks that the
+// Ready changes neither term nor vote, so an append never goes out in a
+// term or with a vote that a crash could forget. Responses and votes still
+// wait, as raft's contract asks.
+func (n *Node) sendAppendsEarly(msgs []raftpb.Message) []raftpb.Message {
+	apps := 0
+	for i := range msgs {
+		if msgs[i].Type == raftpb.MsgApp {
+			apps++
+		}
+	}
+	if apps == 0 {
+		return msgs
+	}
+	early := make([]raftpb.Message, 0, apps)
+	rest := make([]raftpb.Message, 0, len(msgs)-apps)
+	for _, m := range msgs {
+		if m.Type == raftpb.MsgApp {
+			early = append(early, m)
+		} else {
+			rest = append(rest, m)
+		}
+	}
+	n.send(early)
+	return rest
 }
 
 // send hands raft messages to the transport (a group of one has none).

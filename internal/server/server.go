@@ -53,6 +53,9 @@ type Server struct {
 	expires atomic.Bool
 	// draining is set by Shutdown: connections stop reading requests.
 	draining atomic.Bool
+	// lastFreeMemory is when a snapshot last returned memory to the OS
+	// (Unix nanoseconds).
+	lastFreeMemory atomic.Int64
 
 	// zxid is the last applied zxid, readable without the state lock.
 	zxid atomic.Int64
@@ -419,8 +422,14 @@ func (m *machine) Snapshot() (func(io.Writer) error, error) {
 			s.mu.Unlock()
 			// The copies kept for the stream are garbage now; hand the
 			// memory back to the OS rather than keep the process at its
-			// peak size until the next snapshot.
-			debug.FreeOSMemory()
+			// peak size. That is a full collection, so at most once per
+			// freeMemoryEvery: under heavy writes a large tree is
+			// snapshotted every few seconds, and a forced collection of
+			// it each time costs a fifth of the write throughput.
+			if now := time.Now().UnixNano(); now-s.lastFreeMemory.Load() >= int64(freeMemoryEvery) {
+				s.lastFreeMemory.Store(now)
+				debug.FreeOSMemory()
+			}
 		}()
 		buf := make([]byte, 0, 1<<20)
 		for {
@@ -440,6 +449,10 @@ func (m *machine) Snapshot() (func(io.Writer) error, error) {
 
 // snapshotPiece is how many znodes a snapshot writes per hold of the lock.
 const snapshotPiece = 2048
+
+// freeMemoryEvery is the least time between two returns of memory to the
+// OS after snapshots (see machine.Snapshot).
+const freeMemoryEvery = time.Minute
 
 func (m *machine) Restore(r io.Reader) error {
 	s := (*Server)(m)

@@ -70,7 +70,7 @@ func SaveSnapshot(dir string, meta raftpb.SnapshotMetadata, write func(io.Writer
 		}
 	}()
 	h := crc32.New(castagnoli)
-	bw := bufio.NewWriterSize(io.MultiWriter(f, h), 256<<10)
+	bw := bufio.NewWriterSize(io.MultiWriter(&writebackWriter{w: f, sync: fileRangeSyncer(f)}, h), 256<<10)
 	var hdr [snapFixedHeader]byte
 	copy(hdr[:], snapMagic)
 	binary.BigEndian.PutUint32(hdr[8:], snapVersion)

@@ -41,7 +41,11 @@ func appendACLTable(b []byte, lists map[ACLRef][]proto.ACL) []byte {
 
 // appendNode appends one node record.
 func appendNode(b []byte, path string, n *Node) []byte {
-	b = proto.AppendString(b, path)
+	return appendNodeFields(proto.AppendString(b, path), n)
+}
+
+// appendNodeFields appends a node record's fields after its path.
+func appendNodeFields(b []byte, n *Node) []byte {
 	b = proto.AppendBuffer(b, n.Data)
 	b = proto.AppendInt64(b, n.Czxid)
 	b = proto.AppendInt64(b, n.Mzxid)

@@ -2,10 +2,10 @@ package tree
 
 import (
 	"maps"
-	"sort"
+	"slices"
+	"strings"
 
 	"github.com/paddockhq/paddock/internal/proto"
-	"github.com/paddockhq/paddock/internal/zpath"
 )
 
 // Stream serialises the tree as it was when BeginStream was called, in the
@@ -32,14 +32,19 @@ type Stream struct {
 	header    bool
 }
 
-// streamFrame is a node whose children are being streamed. It holds the node,
-// not its children map: the map may be copied on write after the frame is
-// made, and only the stream's kids(node) knows which map is the old one.
+// streamFrame is a node whose children are being streamed: their names and
+// nodes as the stream saw them when it reached the parent, sorted by name.
+// Taking them then is right: a children map changed later is copied first
+// (preserve), so it held these children at the stream's start too.
 type streamFrame struct {
-	path  string
-	node  *Node
-	names []string
-	next  int
+	path string // the parent's path, with a trailing "/" except for the root
+	kids []streamKid
+	next int
+}
+
+type streamKid struct {
+	name string
+	node *Node
 }
 
 // BeginStream opens a stream of the tree's current state.
@@ -104,34 +109,46 @@ func (s *Stream) Next(b []byte, max int) ([]byte, bool) {
 		s.header = true
 		b = appendACLTable(b, s.acls)
 		b = proto.AppendInt64(b, int64(s.count))
-		b = s.visit(b, "/", s.t.root)
+		b = appendNode(b, "/", s.state(s.t.root))
+		s.push("/", s.t.root)
 		max--
 	}
 	for ; max > 0 && len(s.stack) > 0; max-- {
 		f := &s.stack[len(s.stack)-1]
-		if f.next == len(f.names) {
+		if f.next == len(f.kids) {
 			s.stack = s.stack[:len(s.stack)-1]
 			max++ // popping appends nothing
 			continue
 		}
-		name := f.names[f.next]
+		k := f.kids[f.next]
 		f.next++
-		b = s.visit(b, zpath.Join(f.path, name), s.kids(f.node)[name])
+		// The path goes straight into b: only a node with children needs
+		// it as a string, for its frame.
+		start := len(b)
+		b = proto.AppendInt32(b, int32(len(f.path)+len(k.name)))
+		b = append(b, f.path...)
+		b = append(b, k.name...)
+		b = appendNodeFields(b, s.state(k.node))
+		if len(s.kids(k.node)) > 0 {
+			s.push(string(b[start+4:start+4+len(f.path)+len(k.name)]), k.node)
+		}
 	}
 	return b, len(s.stack) == 0
 }
 
-// visit appends one node and pushes its children.
-func (s *Stream) visit(b []byte, path string, n *Node) []byte {
-	b = appendNode(b, path, s.state(n))
-	kids := s.kids(n)
-	if len(kids) > 0 {
-		names := make([]string, 0, len(kids))
-		for name := range kids {
-			names = append(names, name)
-		}
-		sort.Strings(names)
-		s.stack = append(s.stack, streamFrame{path: path, node: n, names: names})
+// push adds a frame for n's children, if it has any.
+func (s *Stream) push(path string, n *Node) {
+	m := s.kids(n)
+	if len(m) == 0 {
+		return
 	}
-	return b
+	kids := make([]streamKid, 0, len(m))
+	for name, c := range m {
+		kids = append(kids, streamKid{name, c})
+	}
+	slices.SortFunc(kids, func(a, b streamKid) int { return strings.Compare(a.name, b.name) })
+	if path != "/" {
+		path += "/"
+	}
+	s.stack = append(s.stack, streamFrame{path: path, kids: kids})
 }

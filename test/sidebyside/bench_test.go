@@ -1,6 +1,7 @@
 package sidebyside
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"sort"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -19,6 +21,21 @@ import (
 const (
 	sessions  = 64
 	valueSize = 100
+)
+
+// Flags of BenchmarkOps. With the defaults each session has one caller
+// making one synchronous call at a time, as fast as it can (a closed loop).
+var (
+	// inflight is how many goroutines share each session, each making one
+	// synchronous call at a time: more than one is a Go program sharing its
+	// session among goroutines, the client pipelining their requests on the
+	// one connection.
+	inflight = flag.Int("sidebyside.inflight", 1, "concurrent callers per session in BenchmarkOps")
+	// rate, when set, paces the callers to that many operations per second
+	// in all, so that both servers are measured at the same load; latency
+	// then counts from when an operation was due, so a stalled caller's
+	// late operations count their wait (no coordinated omission).
+	rate = flag.Float64("sidebyside.rate", 0, "total operations per second in BenchmarkOps; 0 means as fast as possible")
 )
 
 var acl = zk.WorldACL(zk.PermAll)
@@ -100,27 +117,38 @@ func cpuTicks(b *testing.B, pid int) int64 {
 const clockTick = 10 * time.Millisecond
 
 // run spreads b.N calls of op over the sessions and reports throughput,
-// latency percentiles and the server's CPU time per operation.
+// latency percentiles, and the CPU time per operation of the server and of
+// the clients (this process).
 func run(b *testing.B, pid int, conns []*zk.Conn, op func(c *zk.Conn, worker, i int) error) {
 	b.Helper()
 	cpu0 := cpuTicks(b, pid)
+	self0 := selfCPU(b)
 	var next atomic.Int64
-	lat := make([][]time.Duration, len(conns))
+	workers := len(conns) * max(1, *inflight)
+	lat := make([][]time.Duration, workers)
 	var errs atomic.Int64
 	var wg sync.WaitGroup
 	b.ResetTimer()
 	start := time.Now()
-	for w := range conns {
+	for w := range workers {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			for {
+			for k := 0; ; k++ {
 				i := int(next.Add(1)) - 1
 				if i >= b.N {
 					return
 				}
 				t0 := time.Now()
-				if err := op(conns[w], w, i); err != nil {
+				if *rate > 0 {
+					// Worker w's k-th operation is due at start + (k*workers+w)/rate.
+					due := start.Add(time.Duration(float64(k*workers+w) / *rate * float64(time.Second)))
+					if d := time.Until(due); d > 0 {
+						time.Sleep(d)
+					}
+					t0 = due
+				}
+				if err := op(conns[w%len(conns)], w, i); err != nil {
 					errs.Add(1)
 				}
 				lat[w] = append(lat[w], time.Since(t0))
@@ -131,6 +159,7 @@ func run(b *testing.B, pid int, conns []*zk.Conn, op func(c *zk.Conn, worker, i 
 	elapsed := time.Since(start)
 	b.StopTimer()
 	cpu := time.Duration(cpuTicks(b, pid)-cpu0) * clockTick
+	self := selfCPU(b) - self0
 	if n := errs.Load(); n > 0 {
 		b.Fatalf("%d of %d operations failed", n, b.N)
 	}
@@ -148,7 +177,21 @@ func run(b *testing.B, pid int, conns []*zk.Conn, op func(c *zk.Conn, worker, i 
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "ops/s")
 	b.ReportMetric(pct(0.50), "p50-ms")
 	b.ReportMetric(pct(0.99), "p99-ms")
+	b.ReportMetric(pct(0.999), "p99.9-ms")
 	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "server-cpu-us/op")
+	b.ReportMetric(float64(self.Microseconds())/float64(b.N), "client-cpu-us/op")
+}
+
+// selfCPU returns the user+system CPU time this process (the clients) has
+// used: on a machine shared by clients and server, the clients' cost per
+// operation bounds how far a faster server can raise throughput.
+func selfCPU(b *testing.B) time.Duration {
+	b.Helper()
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func value() []byte { return []byte(strings.Repeat("v", valueSize)) }

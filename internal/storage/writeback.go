@@ -1,0 +1,58 @@
+package storage
+
+import "io"
+
+// writebackChunk is how many bytes of a snapshot are written before the
+// kernel is asked to start writing them to disk.
+const writebackChunk = 8 << 20
+
+// Flags of rangeSyncer calls, as sync_file_range(2) takes them.
+const (
+	rangeWaitBefore = 1 // SYNC_FILE_RANGE_WAIT_BEFORE
+	rangeWrite      = 2 // SYNC_FILE_RANGE_WRITE
+	rangeWaitAfter  = 4 // SYNC_FILE_RANGE_WAIT_AFTER
+)
+
+// rangeSyncer starts or waits for the writeback of a byte range of a file,
+// as sync_file_range(2). It is advisory: the final fsync is what makes the
+// file durable.
+type rangeSyncer func(off, n int64, flags int) error
+
+// writebackWriter writes a large file (a snapshot) so that its dirty pages
+// never pile up: every writebackChunk bytes it starts the writeback of the
+// chunk just written and waits for the chunk before it. Without this the
+// whole file (hundreds of megabytes for millions of znodes) stays dirty in
+// the page cache until the final fsync, which then fills the disk's queue
+// for seconds, and the WAL's fsyncs, which every acknowledged write waits
+// for, queue behind it. With it the final fsync has at most two chunks left
+// to write, and the writer is paced by the disk rather than racing ahead.
+type writebackWriter struct {
+	w    io.Writer
+	sync rangeSyncer // nil: no writeback hints on this system
+
+	off     int64 // bytes written so far
+	started int64 // end of the ranges handed to writeback
+	waited  int64 // end of the ranges waited for
+}
+
+func (w *writebackWriter) Write(p []byte) (int, error) {
+	n, err := w.w.Write(p)
+	w.off += int64(n)
+	if err == nil && w.sync != nil && w.off-w.started >= writebackChunk {
+		// Wait for the previous chunk, then start this one. A failure (a
+		// file system without sync_file_range) only turns the hints off.
+		if w.started > w.waited {
+			if w.sync(w.waited, w.started-w.waited, rangeWaitBefore|rangeWrite|rangeWaitAfter) != nil {
+				w.sync = nil
+				return n, nil
+			}
+			w.waited = w.started
+		}
+		if w.sync(w.started, w.off-w.started, rangeWrite) != nil {
+			w.sync = nil
+			return n, nil
+		}
+		w.started = w.off
+	}
+	return n, err
+}
