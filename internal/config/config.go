@@ -69,6 +69,12 @@ type Config struct {
 	// SnapCount is the number of transactions between snapshots (snapCount).
 	// Default 100000; values below 2 become 2, as in ZooKeeper.
 	SnapCount int
+	// SnapLogPercent holds a snapshot back, beyond SnapCount transactions,
+	// until the log written since the previous snapshot is at least this
+	// percentage of that snapshot's size (paddock.snapLogPercent; a
+	// Paddock key). Default 25; 0 snapshots on SnapCount alone, as
+	// ZooKeeper does.
+	SnapLogPercent int
 	// AutopurgeSnapRetainCount is how many snapshots autopurge keeps
 	// (autopurge.snapRetainCount). Default 3; values below 3 become 3, as in
 	// ZooKeeper.
@@ -192,6 +198,7 @@ func Default() *Config {
 		MaxClientCnxns:           60,
 		GlobalOutstandingLimit:   1000,
 		SnapCount:                100000,
+		SnapLogPercent:           25,
 		AutopurgeSnapRetainCount: minSnapRetainCount,
 		JuteMaxBuffer:            0xfffff,
 		ContainerCheckInterval:   60 * time.Second,

@@ -346,6 +346,11 @@ func (b *builder) set(key, value, where string, fromFile bool) (bool, error) {
 		c.MetricsExportRuntime, err = parseBool(value)
 	case "fsync.warningthresholdms":
 		c.FsyncWarningThreshold, err = parseMillis(value)
+	case "paddock.snapLogPercent":
+		c.SnapLogPercent, err = parseInt32(value)
+		if err == nil && c.SnapLogPercent < 0 {
+			err = errors.New("must not be negative")
+		}
 	case "paddock.raft.electionTimeoutMs":
 		c.RaftElectionTimeout, err = parseMillis(value)
 	case "paddock.raft.heartbeatMs":

@@ -85,6 +85,17 @@ type Config struct {
 	// SnapCount: a snapshot is taken every SnapCount applied entries.
 	// Zero means DefaultSnapCount.
 	SnapCount uint64
+	// SnapLogPercent, when not zero, also holds a snapshot back until the
+	// WAL written since the previous snapshot started is at least this
+	// percentage of that snapshot's size. A snapshot rewrites the whole
+	// state, so for a large state under many small writes SnapCount alone
+	// would write a snapshot many times the size of the log it lets go of,
+	// keeping the disk busy with snapshots that the WAL's fsyncs (and every
+	// write) queue behind. It bounds what a snapshot writes per byte of log
+	// while replay at a restart stays bounded too (to about this percentage
+	// of the snapshot, beyond SnapCount entries). Before this node's first
+	// snapshot only SnapCount counts.
+	SnapLogPercent uint64
 	// SnapRetainCount is how many snapshots (and the WAL needed to replay
 	// from the oldest of them) are kept; below storage.MinSnapRetain (3) it
 	// is raised to 3, as ZooKeeper does with autopurge.snapRetainCount.

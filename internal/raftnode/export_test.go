@@ -14,3 +14,14 @@ func (n *Node) FirstIndex() uint64 {
 	}
 	return i
 }
+
+// SnapshotInFlight reports whether a snapshot is being written.
+func (n *Node) SnapshotInFlight() bool {
+	done := make(chan bool)
+	select {
+	case n.ctrlc <- func() { done <- n.snapInFlight }:
+		return <-done
+	case <-n.done:
+		return false
+	}
+}

@@ -402,8 +402,9 @@ type snapResult struct {
 }
 
 // maybeSnapshot starts a snapshot once snapEvery entries (at most
-// SnapCount; see snapInterval) were applied since the last one started,
-// unless one is being written.
+// SnapCount; see snapInterval) were applied since the last one started and
+// the WAL written since then reaches SnapLogPercent of the last snapshot's
+// size, unless one is being written.
 func (n *Node) maybeSnapshot() {
 	applied := n.applied.Load()
 	if n.snapEvery == 0 {
@@ -412,7 +413,12 @@ func (n *Node) maybeSnapshot() {
 	if n.snapInFlight || applied-n.snapBase < n.snapEvery {
 		return
 	}
-	n.snapBase = applied
+	walBytes := n.wal.Stats().BytesWritten
+	if n.cfg.SnapLogPercent > 0 && n.lastSnapSize > 0 &&
+		(walBytes-n.snapWALBase)*100 < uint64(n.lastSnapSize)*n.cfg.SnapLogPercent {
+		return
+	}
+	n.snapBase, n.snapWALBase = applied, walBytes
 	n.snapEvery = snapInterval(n.cfg.SnapCount)
 	write, err := n.sm.Snapshot()
 	if err != nil {
@@ -479,13 +485,14 @@ func (n *Node) finishSnapshot(res snapResult) error {
 		}
 	}
 	took := time.Since(res.started)
+	var size int64
+	if fi, err := os.Stat(res.path); err == nil {
+		size = fi.Size()
+	}
+	n.lastSnapSize = size
 	n.logger.Info("snapshot saved", "path", res.path, "index", index, "term", res.meta.Term,
-		"took", took)
+		"took", took, "bytes", size)
 	if n.cfg.OnSnapshot != nil {
-		var size int64
-		if fi, err := os.Stat(res.path); err == nil {
-			size = fi.Size()
-		}
 		n.cfg.OnSnapshot(took, size)
 	}
 	return nil

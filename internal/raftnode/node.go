@@ -89,6 +89,8 @@ type Node struct {
 	snapIndex    uint64 // newest durable snapshot
 	snapBase     uint64 // applied index when the last snapshot was started
 	snapEvery    uint64 // entries the next snapshot waits for (snapInterval); 0 until drawn
+	snapWALBase  uint64 // WAL bytes written when the last snapshot was started
+	lastSnapSize int64  // size of the last snapshot this node wrote; 0 before the first
 	snapInFlight bool
 	campaigned   bool
 	batch        []proposal // taken from propc, not yet handed to raft

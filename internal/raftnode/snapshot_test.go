@@ -3,7 +3,9 @@ package raftnode_test
 import (
 	"fmt"
 	"io"
+	"os"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/paddockhq/paddock/internal/storage"
@@ -76,4 +78,52 @@ func TestSnapshotDoesNotBlockApply(t *testing.T) {
 		sm.waitItems(t, 60+i+1)
 	}
 	eventually(t, "a later snapshot", func() bool { return n.Status().SnapshotIndex > applied })
+}
+
+// TestSnapLogPercent checks that with SnapLogPercent a snapshot waits, past
+// SnapCount entries, until the WAL written since the previous snapshot is
+// that percentage of the previous snapshot's size; without it snapshots
+// follow SnapCount alone.
+func TestSnapLogPercent(t *testing.T) {
+	for _, pct := range []uint64{0, 300} {
+		t.Run(fmt.Sprint(pct), func(t *testing.T) {
+			cfg := testConfig(t, t.TempDir())
+			cfg.SnapCount, cfg.SnapLogPercent, cfg.SnapRetainCount = 4, pct, 1000
+			sm := newListSM()
+			n := start(t, cfg, sm)
+			const entries = 80
+			for i := range entries {
+				propose(t, n, fmt.Sprintf("%03d%s", i, strings.Repeat("x", 97)))
+				sm.waitItems(t, i+1)
+				// One snapshot at a time: let each finish, so that the
+				// gaps measure the policy, not the writer's speed.
+				eventually(t, "no snapshot in flight", func() bool { return !n.SnapshotInFlight() })
+			}
+			perEntry := float64(n.WALStats().BytesWritten) / float64(n.AppliedIndex())
+			snaps, err := storage.ListSnapshots(cfg.DataDir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(snaps) < 3 {
+				t.Fatalf("%d snapshots after %d entries", len(snaps), entries)
+			}
+			for i := 1; i < len(snaps); i++ {
+				gap := snaps[i].Index - snaps[i-1].Index
+				fi, err := os.Stat(snaps[i-1].Path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				switch {
+				case pct == 0 && gap > cfg.SnapCount:
+					t.Errorf("snapshots at %d and %d: more than SnapCount apart", snaps[i-1].Index, snaps[i].Index)
+				case pct > 0 && float64(gap)*perEntry < 0.8*float64(pct)/100*float64(fi.Size()):
+					t.Errorf("snapshots at %d and %d: %d entries of ~%.0f WAL bytes after a snapshot of %d bytes",
+						snaps[i-1].Index, snaps[i].Index, gap, perEntry, fi.Size())
+				}
+			}
+			if pct > 0 && len(snaps) > 6 {
+				t.Errorf("%d snapshots: the log percentage held none back", len(snaps))
+			}
+		})
+	}
 }

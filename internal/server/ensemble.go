@@ -264,6 +264,7 @@ func (s *Server) raftConfig(dataDir, logDir string) raftnode.Config {
 		HeartbeatTicks:   1,
 		ElectionTicks:    max(int(election/heartbeat), 2),
 		SnapCount:        uint64(s.cfg.SnapCount),
+		SnapLogPercent:   uint64(s.cfg.SnapLogPercent),
 		SnapRetainCount:  s.cfg.AutopurgeSnapRetainCount,
 		MaxProposalBytes: s.cfg.JuteMaxBuffer + 64*1024,
 		Voters:           voters,

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 
 	"go.etcd.io/raft/v3/raftpb"
 )
@@ -27,8 +28,8 @@ func TestWritebackWriterRanges(t *testing.T) {
 		calls = append(calls, syncCall{off, n, flags})
 		return nil
 	}}
-	piece := bytes.Repeat([]byte{7}, 3<<20) // not a divisor of the chunk
-	const pieces = 12                       // 36 MiB: four chunks and a bit
+	piece := bytes.Repeat([]byte{7}, 3<<18) // 0.75 MiB, not a divisor of the chunk
+	const pieces = 12                       // 9 MiB: six chunks of 1.5 MiB (two pieces each)
 	for range pieces {
 		if n, err := w.Write(piece); n != len(piece) || err != nil {
 			t.Fatalf("write: %d %v", n, err)
@@ -57,7 +58,7 @@ func TestWritebackWriterRanges(t *testing.T) {
 			t.Fatalf("flags %d", c.flags)
 		}
 	}
-	if nStart != 4 || nWait != 3 || int64(out.Len())-waited > 2*writebackChunk+int64(len(piece)) {
+	if nStart != 6 || nWait != 5 || int64(out.Len())-waited > 2*writebackChunk+int64(len(piece)) {
 		t.Fatalf("%d writebacks started, %d waited, %d of %d bytes waited for: %v", nStart, nWait, waited, out.Len(), calls)
 	}
 }
@@ -130,5 +131,29 @@ func TestFileRangeSyncer(t *testing.T) {
 	}
 	if err := sync(-1, 1, rangeWrite); err == nil {
 		t.Fatal("no error for a negative offset: the syncer does not reach the system call")
+	}
+}
+
+// TestWritebackWriterPauses checks the pacing: after a wait for the disk the
+// writer pauses writebackPause times as long as the wait took, and not after
+// a quick one.
+func TestWritebackWriterPauses(t *testing.T) {
+	var slept []time.Duration
+	waits := []time.Duration{30 * time.Millisecond, 0, 20 * time.Millisecond}
+	w := &writebackWriter{w: io.Discard, sleep: func(d time.Duration) { slept = append(slept, d) },
+		sync: func(_, _ int64, flags int) error {
+			if flags&rangeWaitAfter != 0 {
+				time.Sleep(waits[0])
+				waits = waits[1:]
+			}
+			return nil
+		}}
+	for range 4 {
+		if _, err := w.Write(make([]byte, writebackChunk)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(waits) != 0 || len(slept) != 2 || slept[0] < writebackPause*30*time.Millisecond || slept[1] < writebackPause*20*time.Millisecond {
+		t.Fatalf("paused %v (waits left %v)", slept, waits)
 	}
 }
