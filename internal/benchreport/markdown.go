@@ -34,14 +34,16 @@ func Markdown(s *Summary, opts MarkdownOptions) []byte {
 		for _, ms := range s.Modes {
 			when = append(when, ms.Mode+" "+dateOf(ms.Header.Date))
 		}
-		w("Measured by the first commands below, one run per mode (%s); the last turns their results into this "+
+		w("Measured by the first commands below (%s); the last turns their results into this "+
 			"section and its charts:\n\n", strings.Join(when, ", "))
 		w("```sh\n")
 		var seen []string
 		for _, ms := range s.Modes {
-			if !slices.Contains(seen, ms.Header.Command) {
-				seen = append(seen, ms.Header.Command)
-				w("%s\n", ms.Header.Command)
+			for _, c := range ms.Commands {
+				if !slices.Contains(seen, c) {
+					seen = append(seen, c)
+					w("%s\n", c)
+				}
 			}
 		}
 		w("%s\n```\n\n", opts.ReportCommand)

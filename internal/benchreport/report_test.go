@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -195,6 +196,33 @@ func TestReadHeaders(t *testing.T) {
 	}
 	if len(d.Memory) != 1 || d.Memory[0].Header != 1 || len(d.Memory[0].MemberRSSBytes) != 3 {
 		t.Errorf("memory = %+v, want one under header 1 with 3 members", d.Memory)
+	}
+}
+
+// TestSummarizeCommands checks that a mode measured by several runs of the
+// script (say, a failover phase appended to an ensemble run) names every
+// run's command, once, in file order, and that the section shows them.
+func TestSummarizeCommands(t *testing.T) {
+	const in = `{"type":"header","date":"2026-01-01T00:00:00Z","command":"a"}
+{"type":"bench","server":"paddock","mode":"standalone","series":"workload","workload":"get"}
+{"type":"header","date":"2026-01-02T00:00:00Z","command":"b","mode":"ensemble","members":3}
+{"type":"bench","server":"zookeeper","mode":"ensemble","series":"workload","workload":"get"}
+{"type":"header","date":"2026-01-03T00:00:00Z","command":"c","mode":"ensemble","members":3}
+{"type":"failover","server":"paddock","mode":"ensemble","leader_s":0.5}
+{"type":"header","date":"2026-01-04T00:00:00Z","command":"b","mode":"ensemble","members":3}
+{"type":"failover","server":"zookeeper","mode":"ensemble","leader_s":0.7}
+`
+	d, err := benchreport.Read(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := benchreport.Summarize(d)
+	if len(s.Modes) != 2 || !slices.Equal(s.Modes[0].Commands, []string{"a"}) || !slices.Equal(s.Modes[1].Commands, []string{"b", "c"}) {
+		t.Fatalf("modes %+v", s.Modes)
+	}
+	md := string(benchreport.Markdown(s, benchreport.MarkdownOptions{ReportCommand: "report"}))
+	if !strings.Contains(md, "```sh\na\nb\nc\nreport\n```") {
+		t.Fatalf("commands not listed in order:\n%s", md)
 	}
 }
 

@@ -107,6 +107,9 @@ type ModeSummary struct {
 	// servers of each kind (1 standalone, 3 for an ensemble).
 	Header  Header
 	Members int
+	// Commands are the script's command lines of every run whose records
+	// the mode holds, in file order.
+	Commands []string
 	// Load1 is the 1-minute load average before each of the mode's runs.
 	Load1 Stat
 	// Workloads are the runs of SeriesWorkload, in order of first
@@ -178,9 +181,13 @@ func summarizeMode(d *Data, mode string) ModeSummary {
 	var runs []Run
 	var loads []float64
 	first := -1 // file order is header order, so the lowest index is the first record's
+	var seen []int
 	see := func(h int) {
 		if first < 0 || h < first {
 			first = h
+		}
+		if !slices.Contains(seen, h) {
+			seen = append(seen, h)
 		}
 	}
 	for _, r := range d.Runs {
@@ -214,6 +221,15 @@ func summarizeMode(d *Data, mode string) ModeSummary {
 		ms.Header = d.Headers[first]
 	} else {
 		ms.Header = d.Header
+	}
+	slices.Sort(seen)
+	for _, h := range seen {
+		if h >= 0 && h < len(d.Headers) && !slices.Contains(ms.Commands, d.Headers[h].Command) {
+			ms.Commands = append(ms.Commands, d.Headers[h].Command)
+		}
+	}
+	if len(ms.Commands) == 0 {
+		ms.Commands = []string{ms.Header.Command}
 	}
 	if ms.Header.Members > 0 {
 		ms.Members = ms.Header.Members

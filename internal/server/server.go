@@ -53,9 +53,8 @@ type Server struct {
 	expires atomic.Bool
 	// draining is set by Shutdown: connections stop reading requests.
 	draining atomic.Bool
-	// lastFreeMemory is when a snapshot last returned memory to the OS
-	// (Unix nanoseconds).
-	lastFreeMemory atomic.Int64
+	// memTrim decides when freed memory goes back to the OS.
+	memTrim memTrimmer
 
 	// zxid is the last applied zxid, readable without the state lock.
 	zxid atomic.Int64
@@ -208,10 +207,11 @@ func (s *Server) Start() error {
 	}
 	s.log.Info("listening", "addr", ln.Addr().String(), "mode", s.mode(), "zxid", fmt.Sprintf("0x%x", s.lastZxid()),
 		"sessions", s.tracker.Len(), "nodes", s.nodeCount())
-	s.wg.Add(3)
+	s.wg.Add(4)
 	go s.acceptLoop()
 	go s.expiryLoop()
 	go s.reaperLoop()
+	go s.memoryLoop()
 	if !standalone {
 		s.wg.Add(2)
 		go s.leaderLoop()
@@ -420,14 +420,9 @@ func (m *machine) Snapshot() (func(io.Writer) error, error) {
 			s.mu.Lock()
 			st.End()
 			s.mu.Unlock()
-			// The copies kept for the stream are garbage now; hand the
-			// memory back to the OS rather than keep the process at its
-			// peak size. That is a full collection, so at most once per
-			// freeMemoryEvery: under heavy writes a large tree is
-			// snapshotted every few seconds, and a forced collection of
-			// it each time costs a fifth of the write throughput.
-			if now := time.Now().UnixNano(); now-s.lastFreeMemory.Load() >= int64(freeMemoryEvery) {
-				s.lastFreeMemory.Store(now)
+			// The copies kept for the stream are garbage now: hand the
+			// memory back to the OS, now or once the server is quiet.
+			if s.memTrim.snapshotDone(time.Now()) {
 				debug.FreeOSMemory()
 			}
 		}()
@@ -449,10 +444,6 @@ func (m *machine) Snapshot() (func(io.Writer) error, error) {
 
 // snapshotPiece is how many znodes a snapshot writes per hold of the lock.
 const snapshotPiece = 2048
-
-// freeMemoryEvery is the least time between two returns of memory to the
-// OS after snapshots (see machine.Snapshot).
-const freeMemoryEvery = time.Minute
 
 func (m *machine) Restore(r io.Reader) error {
 	s := (*Server)(m)
