@@ -77,36 +77,31 @@ func (s *Server) onApp(from uint64, data []byte) {
 // touchLoop sends the leader, every half tick, the sessions whose clients
 // were heard from on this member since the last time.
 func (s *Server) touchLoop() {
-	defer s.wg.Done()
-	t := time.NewTicker(s.cfg.TickTime / 2)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.ctx.Done():
-			return
-		case <-t.C:
+	s.every(s.cfg.TickTime/2, func(time.Time) { s.touchLeader() })
+}
+
+// touchLeader sends the leader the sessions heard from since the last call.
+func (s *Server) touchLeader() {
+	st := s.node.Status()
+	var ids []int64
+	s.connMu.Lock()
+	for c := range s.conns {
+		if c.active.Swap(false) && c.sessionID != 0 {
+			ids = append(ids, c.sessionID)
 		}
-		st := s.node.Status()
-		var ids []int64
-		s.connMu.Lock()
-		for c := range s.conns {
-			if c.active.Swap(false) && c.sessionID != 0 {
-				ids = append(ids, c.sessionID)
-			}
-		}
-		ids = append(ids, s.closedActive...)
-		s.closedActive = s.closedActive[:0]
-		s.connMu.Unlock()
-		if len(ids) == 0 || st.IsLeader || st.Lead == 0 {
-			continue
-		}
-		msg := make([]byte, 1, 1+8*len(ids))
-		msg[0] = appSessionTouch
-		for _, id := range ids {
-			msg = binary.BigEndian.AppendUint64(msg, uint64(id))
-		}
-		s.node.SendApp(st.Lead, msg)
 	}
+	ids = append(ids, s.closedActive...)
+	s.closedActive = s.closedActive[:0]
+	s.connMu.Unlock()
+	if len(ids) == 0 || st.IsLeader || st.Lead == 0 {
+		return
+	}
+	msg := make([]byte, 1, 1+8*len(ids))
+	msg[0] = appSessionTouch
+	for _, id := range ids {
+		msg = binary.BigEndian.AppendUint64(msg, uint64(id))
+	}
+	s.node.SendApp(st.Lead, msg)
 }
 
 // leaderEvent is a change of leader as raft reported it.

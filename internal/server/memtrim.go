@@ -62,17 +62,9 @@ const memTrimTick = time.Second
 // memoryLoop frees memory a snapshot left behind once the server is quiet
 // (see memTrimmer).
 func (s *Server) memoryLoop() {
-	defer s.wg.Done()
-	t := time.NewTicker(memTrimTick)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.ctx.Done():
-			return
-		case now := <-t.C:
-			if s.memTrim.tick(s.zxid.Load(), now) {
-				debug.FreeOSMemory()
-			}
+	s.every(memTrimTick, func(now time.Time) {
+		if s.memTrim.tick(s.zxid.Load(), now) {
+			debug.FreeOSMemory()
 		}
-	}
+	})
 }

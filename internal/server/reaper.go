@@ -14,24 +14,16 @@ import (
 // deleteContainer entries through the log — never by a side path. Apply
 // re-checks each candidate with the entry's time.
 func (s *Server) reaperLoop() {
-	defer s.wg.Done()
 	interval := s.cfg.ContainerCheckInterval
 	if interval <= 0 {
 		interval = time.Minute
 	}
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.ctx.Done():
-			return
-		case now := <-t.C:
-			// The leader reaps for the ensemble.
-			if s.cfg.Standalone() || s.node.Status().IsLeader {
-				s.reapOnce(now)
-			}
+	s.every(interval, func(now time.Time) {
+		// The leader reaps for the ensemble.
+		if s.cfg.Standalone() || s.node.Status().IsLeader {
+			s.reapOnce(now)
 		}
-	}
+	})
 }
 
 // reapOnce proposes the deletion of every due candidate, at most

@@ -497,28 +497,36 @@ func (s *Server) sessionClosed(id int64) {
 
 // expiryLoop proposes the close of every session whose deadline passed.
 func (s *Server) expiryLoop() {
+	s.every(s.cfg.TickTime, func(now time.Time) {
+		// Only the leader decides expiry, once for the ensemble.
+		if !s.cfg.Standalone() && !s.expires.Load() {
+			return
+		}
+		for _, id := range s.tracker.Expired(now) {
+			s.log.Info("expiring session", "session", fmt.Sprintf("0x%x", id))
+			s.metrics.expired()
+			ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+			_, err := s.propose(ctx, &fsm.Entry{Type: fsm.EntryCloseSession, Session: id, Time: now.UnixMilli()})
+			cancel()
+			if err != nil && !s.closed.Load() {
+				s.log.Warn("proposing session expiry failed", "session", fmt.Sprintf("0x%x", id), "err", err)
+			}
+		}
+	})
+}
+
+// every calls f with the tick's time every d until the server stops. It is
+// the body of a goroutine counted in s.wg.
+func (s *Server) every(d time.Duration, f func(now time.Time)) {
 	defer s.wg.Done()
-	t := time.NewTicker(s.cfg.TickTime)
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
 		case <-s.ctx.Done():
 			return
 		case now := <-t.C:
-			// Only the leader decides expiry, once for the ensemble.
-			if !s.cfg.Standalone() && !s.expires.Load() {
-				continue
-			}
-			for _, id := range s.tracker.Expired(now) {
-				s.log.Info("expiring session", "session", fmt.Sprintf("0x%x", id))
-				s.metrics.expired()
-				ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
-				_, err := s.propose(ctx, &fsm.Entry{Type: fsm.EntryCloseSession, Session: id, Time: now.UnixMilli()})
-				cancel()
-				if err != nil && !s.closed.Load() {
-					s.log.Warn("proposing session expiry failed", "session", fmt.Sprintf("0x%x", id), "err", err)
-				}
-			}
+			f(now)
 		}
 	}
 }
