@@ -333,17 +333,22 @@ func testExpiryWhileCutOff(t *testing.T, proc *zktest.Process) {
 }
 
 // lifecycleConfig lets a session outlive a slow restart: short timeouts for
-// the expiry tests (tickTime 500, minimum 1 s), and up to 30 s for the
-// restart test, whose server (a JVM, under the race detector on a loaded
-// machine) may take longer than 10 s to stop and come back.
-var lifecycleConfig = []string{"maxSessionTimeout=30000"}
+// the expiry tests (tickTime 500, minimum 1 s), and up to 60 s for the
+// restart test, whose server (a JVM, next to a test binary under the race
+// detector on a loaded machine) has taken more than 30 s to stop and come
+// back.
+var lifecycleConfig = []string{"maxSessionTimeout=60000"}
+
+// restartSessionTimeout is the restart test's session timeout: the client
+// gives the session up once no server was heard from for that long.
+const restartSessionTimeout = 60 * time.Second
 
 // testServerRestart: the session survives a restart of its only server,
 // with its ephemeral, and a watch set before the restart fires for a change
 // made after it.
 func testServerRestart(t *testing.T, proc *zktest.Process) {
 	alog := newEventLog()
-	a := connect(t, proc.Addr, zk.WithDefaultWatcher(alog), zk.WithSessionTimeout(30*time.Second))
+	a := connect(t, proc.Addr, zk.WithDefaultWatcher(alog), zk.WithSessionTimeout(restartSessionTimeout))
 	ctx := testCtx(t)
 	root := "/lc-restart"
 	eph, watched := root+"/eph", root+"/w"
@@ -359,11 +364,12 @@ func testServerRestart(t *testing.T, proc *zktest.Process) {
 
 	proc.Restart(t)
 	i := alog.state(t, 0, zk.StateDisconnected)
-	alog.wait(t, i, 40*time.Second, "SyncConnected", isState(zk.StateSyncConnected))
+	alog.wait(t, i, restartSessionTimeout+10*time.Second, "SyncConnected", isState(zk.StateSyncConnected))
 	if got := a.SessionID(); got != sid {
 		t.Errorf("session %#x after the restart, want %#x", got, sid)
 	}
 
+	ctx = testCtx(t) // the restart may have outlasted the first one
 	b := connect(t, proc.Addr)
 	ok, st, err := b.Exists(ctx, eph)
 	if err != nil || !ok || st.EphemeralOwner != sid {
