@@ -52,6 +52,17 @@
 //
 // # Crash recovery
 //
+// Zero bytes from a record boundary to the end of a segment end it cleanly:
+// they are the unused part of a preallocated segment (a zero length, CRC and
+// type never form a valid record). Once WALOptions.PreallocateAfter bytes
+// have been appended, the WAL fills "spare.wal.tmp" with zeros in the
+// background, fsyncs it, and on its next rollover (at once, if the current
+// segment is not preallocated) writes the header into it, fsyncs and renames
+// it into place, so appends overwrite allocated blocks and an fsync writes no
+// inode. A full preallocated segment is cut to its records before the next
+// one starts (not synced: a cut a crash undid leaves zeros, which read as
+// the end).
+//
 // Only the last segment can have a torn tail: a segment is fsynced before the
 // next one is created, and a segment appears under its final name only after
 // its header is durable. OpenWAL checks every record. In the last segment, a

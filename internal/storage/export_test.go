@@ -8,3 +8,9 @@ func (w *WAL) SegmentPaths() []string {
 	}
 	return ps
 }
+
+// SpareReady reports whether a filled spare segment is waiting.
+func (w *WAL) SpareReady() bool { return w.spare.ready() }
+
+// SpareName is the file a spare segment is filled in.
+const SpareName = spareName

@@ -237,7 +237,7 @@ func ScanWAL(dir string, visit func(*WALRecord) error) (segs []WALSegment, torn 
 			return segs, nil, err
 		}
 		var rec WALRecord
-		bad, err := walkSegment(s, data, func(off int, r *record) error {
+		_, bad, err := walkSegment(s, data, func(off int, r *record) error {
 			rec = WALRecord{Segment: seg, Offset: int64(off), Kind: RecordKind(r.typ)}
 			rec.Size = recordHeaderLen + int64(binary.BigEndian.Uint32(data[off:]))
 			switch r.typ {

@@ -104,7 +104,7 @@ func FuzzDecodeRecord(f *testing.F) {
 		var r record
 		_ = parseRecord(typ, payload, &r) // must not panic
 		data := append(encodeSegmentHeader(0, 1), b...)
-		_, _ = walkSegment(segment{path: "fuzz"}, data, func(int, *record) error { return nil })
+		_, _, _ = walkSegment(segment{path: "fuzz"}, data, func(int, *record) error { return nil })
 		_, _, _ = validRecordAfter(data, 1)
 	})
 }

@@ -1,10 +1,12 @@
 package storage
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -143,25 +145,43 @@ type badRecord struct {
 // walkSegment decodes the records of s (contents data, header already
 // checked) in order and calls visit for each. It stops at the first record
 // that fails to decode and returns it; bad is nil when the segment is clean.
-// An error from parsing a record whose checksum matched, or from visit, is
-// returned as err.
-func walkSegment(s segment, data []byte, visit func(off int, r *record) error) (bad *badRecord, err error) {
+// Zero bytes from a record boundary to the end of data are the unused part
+// of a preallocated segment, not damage: end is the offset where the records
+// stop (len(data) when they fill the segment). An error from parsing a
+// record whose checksum matched, or from visit, is returned as err.
+func walkSegment(s segment, data []byte, visit func(off int, r *record) error) (end int, bad *badRecord, err error) {
 	var r record
 	off := segmentHeaderLen
 	for off < len(data) {
 		typ, payload, n, derr := decodeRecord(data[off:])
 		if derr != nil {
-			return &badRecord{offset: off, err: derr}, nil
+			if allZero(data[off:]) {
+				return off, nil, nil
+			}
+			return off, &badRecord{offset: off, err: derr}, nil
 		}
 		if perr := parseRecord(typ, payload, &r); perr != nil {
-			return nil, &CorruptError{Path: s.path, Offset: int64(off), Err: perr}
+			return off, nil, &CorruptError{Path: s.path, Offset: int64(off), Err: perr}
 		}
 		if verr := visit(off, &r); verr != nil {
-			return nil, verr
+			return off, nil, verr
 		}
 		off += n
 	}
-	return nil, nil
+	return off, nil, nil
+}
+
+// allZero reports whether every byte of b is zero.
+func allZero(b []byte) bool {
+	var zero [4096]byte
+	for len(b) > 0 {
+		n := min(len(b), len(zero))
+		if !bytes.Equal(b[:n], zero[:n]) {
+			return false
+		}
+		b = b[n:]
+	}
+	return true
 }
 
 // scanBudget bounds the bytes validRecordAfter checksums, so that a large
@@ -207,4 +227,23 @@ func syncDir(dir string) error {
 		return fmt.Errorf("storage: closing directory %s: %w", dir, cerr)
 	}
 	return nil
+}
+
+// readFilePrefix returns the first limit bytes of the file at path (fewer
+// if it is shorter), or all of it when limit is negative.
+func readFilePrefix(path string, limit int64) ([]byte, error) {
+	if limit < 0 {
+		return os.ReadFile(path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data := make([]byte, limit)
+	n, err := io.ReadFull(f, data)
+	if err == io.ErrUnexpectedEOF || err == io.EOF {
+		err = nil
+	}
+	return data[:n], err
 }

@@ -35,7 +35,17 @@ type WALOptions struct {
 	// appended to took. It runs on the WAL's owner goroutine, so it must be
 	// quick.
 	OnSync func(time.Duration)
+	// PreallocateAfter is how many bytes the WAL appends after it is opened
+	// before it keeps a zero-filled spare segment ready (see the package
+	// documentation): zero means DefaultPreallocateAfter, negative never.
+	PreallocateAfter int64
 }
+
+// DefaultPreallocateAfter is WALOptions.PreallocateAfter when it is zero:
+// a server that has logged this much is busy enough to be worth a
+// preallocated segment, and the many short-lived servers of tests and small
+// installations never write one.
+const DefaultPreallocateAfter = 4 << 20
 
 // WALStats are counters for metrics and tests.
 type WALStats struct {
@@ -54,7 +64,8 @@ type WAL struct {
 
 	segs      []segment // oldest first; the last is open for appending
 	f         *os.File  // the last segment
-	size      int64     // its size in bytes
+	size      int64     // bytes of records in it (where the next write goes)
+	alloc     int64     // its file length, above size when preallocated
 	unsynced  bool      // bytes written to f since its last fsync
 	hs        raftpb.HardState
 	marker    SnapshotMarker
@@ -63,6 +74,9 @@ type WAL struct {
 	onSync    func(time.Duration)
 	err       error // sticky: a failed write leaves the tail unknown
 	closed    bool
+
+	preallocAfter int64         // see WALOptions.PreallocateAfter; < 0 never
+	spare         *spareSegment // the next segment, being zero-filled or ready
 
 	syncs    atomic.Uint64
 	written  atomic.Uint64
@@ -90,7 +104,11 @@ func OpenWAL(dir string, opts WALOptions) (*WAL, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &WAL{dir: dir, logger: logger, segmentBytes: opts.SegmentBytes, lock: lock, onSync: opts.OnSync}
+	if opts.PreallocateAfter == 0 {
+		opts.PreallocateAfter = DefaultPreallocateAfter
+	}
+	w := &WAL{dir: dir, logger: logger, segmentBytes: opts.SegmentBytes, lock: lock, onSync: opts.OnSync,
+		preallocAfter: opts.PreallocateAfter}
 	if err := w.open(); err != nil {
 		w.release()
 		return nil, err
@@ -105,6 +123,10 @@ func (w *WAL) open() error {
 		return err
 	}
 	for _, p := range removed {
+		if filepath.Base(p) == spareName {
+			w.logger.Debug("removed the spare WAL segment of the last run", "path", p)
+			continue
+		}
 		w.logger.Warn("removed half-created WAL segment", "path", p)
 	}
 	segs, err := listSegments(w.dir)
@@ -114,13 +136,14 @@ func (w *WAL) open() error {
 	if len(segs) == 0 {
 		return w.createSegment(0, 1)
 	}
+	var end int64
 	for i, s := range segs {
-		if err := w.recoverSegment(s, i == len(segs)-1); err != nil {
+		if end, err = w.recoverSegment(s, i == len(segs)-1); err != nil {
 			return err
 		}
 	}
 	last := segs[len(segs)-1]
-	f, err := os.OpenFile(last.path, os.O_WRONLY|os.O_APPEND, 0)
+	f, err := os.OpenFile(last.path, os.O_WRONLY, 0)
 	if err != nil {
 		return fmt.Errorf("storage: opening WAL segment for appending: %w", err)
 	}
@@ -129,26 +152,27 @@ func (w *WAL) open() error {
 		_ = f.Close()
 		return fmt.Errorf("storage: stat of WAL segment: %w", err)
 	}
-	w.segs, w.f, w.size = segs, f, fi.Size()
+	w.segs, w.f, w.size, w.alloc = segs, f, end, fi.Size()
 	w.segCount.Store(int64(len(segs)))
 	return nil
 }
 
 // recoverSegment checks s, tracks the state it records and, when s is the
-// last segment, truncates a torn tail.
-func (w *WAL) recoverSegment(s segment, last bool) error {
+// last segment, truncates a torn tail. It returns the offset where the
+// segment's records end.
+func (w *WAL) recoverSegment(s segment, last bool) (int64, error) {
 	data, err := os.ReadFile(s.path)
 	if err != nil {
-		return fmt.Errorf("storage: reading WAL segment: %w", err)
+		return 0, fmt.Errorf("storage: reading WAL segment: %w", err)
 	}
 	if err := checkSegmentHeader(s, data); err != nil {
-		return err
+		return 0, err
 	}
 	// The segment was started after entry first-1; it may hold no entry.
 	if s.first > 0 {
 		w.lastIndex = s.first - 1
 	}
-	bad, err := walkSegment(s, data, func(_ int, r *record) error {
+	end, bad, err := walkSegment(s, data, func(_ int, r *record) error {
 		switch r.typ {
 		case recordEntry:
 			w.lastIndex = r.entry.Index
@@ -161,28 +185,28 @@ func (w *WAL) recoverSegment(s segment, last bool) error {
 		return nil
 	})
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if bad == nil {
-		return nil
+		return int64(end), nil
 	}
 	if !last {
-		return &CorruptError{Path: s.path, Offset: int64(bad.offset), Err: bad.err}
+		return 0, &CorruptError{Path: s.path, Offset: int64(bad.offset), Err: bad.err}
 	}
 	switch at, found, exhausted := validRecordAfter(data, bad.offset+1); {
 	case found:
-		return &CorruptError{Path: s.path, Offset: int64(bad.offset),
+		return 0, &CorruptError{Path: s.path, Offset: int64(bad.offset),
 			Err: fmt.Errorf("%w, and a valid record follows at offset %d", bad.err, at)}
 	case exhausted:
-		return &CorruptError{Path: s.path, Offset: int64(bad.offset),
+		return 0, &CorruptError{Path: s.path, Offset: int64(bad.offset),
 			Err: fmt.Errorf("%w, followed by too much damage to tell a torn write from corruption", bad.err)}
 	}
 	w.logger.Warn("truncating torn tail of WAL segment",
 		"path", s.path, "offset", bad.offset, "dropped_bytes", len(data)-bad.offset, "reason", bad.err.Error())
 	if err := truncateFile(s.path, int64(bad.offset)); err != nil {
-		return err
+		return 0, err
 	}
-	return nil
+	return int64(bad.offset), nil
 }
 
 // truncateFile cuts path to size and makes the cut durable.
@@ -213,15 +237,19 @@ func (w *WAL) ReadAll(after uint64) (hs raftpb.HardState, ents []raftpb.Entry, m
 	if w.closed {
 		return hs, nil, marker, ErrClosed
 	}
-	for _, s := range w.segs {
-		data, err := os.ReadFile(s.path)
+	for i, s := range w.segs {
+		limit := int64(-1)
+		if i == len(w.segs)-1 {
+			limit = w.size // not the preallocated zeros after it
+		}
+		data, err := readFilePrefix(s.path, limit)
 		if err != nil {
 			return hs, nil, marker, fmt.Errorf("storage: reading WAL segment: %w", err)
 		}
 		if err := checkSegmentHeader(s, data); err != nil {
 			return hs, nil, marker, err
 		}
-		bad, err := walkSegment(s, data, func(off int, r *record) error {
+		_, bad, err := walkSegment(s, data, func(off int, r *record) error {
 			switch r.typ {
 			case recordHardState:
 				hs = r.hs
@@ -338,22 +366,29 @@ func (w *WAL) usable() error {
 }
 
 // write appends b to the last segment, starting a new segment first if b
-// would take the current one past the size limit, and fsyncs if asked.
+// would take the current one past the size limit (or, once a zero-filled
+// spare is ready, if the current one is not preallocated), and fsyncs if
+// asked.
 func (w *WAL) write(b []byte, sync bool) error {
-	if w.size > segmentHeaderLen && w.size+int64(len(b)) > w.segmentBytes {
+	full := w.size+int64(len(b)) > w.segmentBytes
+	if w.size > segmentHeaderLen && (full || w.alloc <= w.size && w.spare.ready()) {
 		if err := w.roll(); err != nil {
 			w.err = err
 			return err
 		}
 	}
-	n, err := w.f.Write(b)
+	n, err := w.f.WriteAt(b, w.size)
 	w.size += int64(n)
+	w.alloc = max(w.alloc, w.size)
 	w.written.Add(uint64(n))
 	if err != nil {
 		w.err = fmt.Errorf("storage: appending to WAL segment %s: %w", w.f.Name(), err)
 		return w.err
 	}
 	w.unsynced = true
+	if w.spare == nil && w.preallocAfter >= 0 && w.written.Load() >= uint64(w.preallocAfter) {
+		w.spare = startSpare(filepath.Join(w.dir, spareName), w.segmentBytes)
+	}
 	if sync {
 		return w.sync()
 	}
@@ -387,6 +422,13 @@ func (w *WAL) roll() error {
 	}
 	cur := w.segs[len(w.segs)-1]
 	old := w.f
+	if w.alloc > w.size {
+		// Give back the unused preallocation. Not synced: if a crash
+		// undoes the cut, the zeros read as the end of the segment.
+		if err := old.Truncate(w.size); err != nil {
+			w.logger.Warn("could not cut the unused end of a WAL segment", "path", cur.path, "err", err)
+		}
+	}
 	if err := w.createSegment(cur.seq+1, w.lastIndex+1); err != nil {
 		return err
 	}
@@ -413,16 +455,21 @@ func (w *WAL) createSegment(seq, first uint64) error {
 	if w.marker != (SnapshotMarker{}) {
 		b = appendMarkerRecord(b, w.marker)
 	}
-	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o640)
-	if err != nil {
-		return fmt.Errorf("storage: creating WAL segment: %w", err)
+	f, alloc := w.takeSpare()
+	if f != nil {
+		tmp = f.Name()
+	} else {
+		f, err = os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o640)
+		if err != nil {
+			return fmt.Errorf("storage: creating WAL segment: %w", err)
+		}
 	}
 	fail := func(err error) error {
 		_ = f.Close()
 		_ = os.Remove(tmp)
 		return err
 	}
-	if _, err := f.Write(b); err != nil {
+	if _, err := f.WriteAt(b, 0); err != nil {
 		return fail(fmt.Errorf("storage: writing WAL segment header to %s: %w", tmp, err))
 	}
 	if err := f.Sync(); err != nil {
@@ -439,7 +486,7 @@ func (w *WAL) createSegment(seq, first uint64) error {
 	w.written.Add(uint64(len(b)))
 	w.segs = append(w.segs, s)
 	w.segCount.Store(int64(len(w.segs)))
-	w.f, w.size, w.unsynced = f, int64(len(b)), false
+	w.f, w.size, w.alloc, w.unsynced = f, int64(len(b)), max(alloc, int64(len(b))), false
 	return nil
 }
 
@@ -490,6 +537,10 @@ func (w *WAL) Close() error {
 	}
 	if cerr := w.f.Close(); cerr != nil && err == nil {
 		err = fmt.Errorf("storage: closing WAL segment: %w", cerr)
+	}
+	if w.spare != nil {
+		w.spare.discard()
+		w.spare = nil
 	}
 	w.release()
 	w.closed = true
