@@ -143,7 +143,10 @@ func (n *Node) installSnapshot(snap raftpb.Snapshot) error {
 	if err != nil {
 		return fmt.Errorf("raftnode: restoring received snapshot %s: %w", info.Path, err)
 	}
-	if err := n.wal.SaveSnapshotMarker(storage.SnapshotMarker{Index: meta.Index, Term: meta.Term}); err != nil {
+	n.walMu.Lock()
+	err = n.wal.SaveSnapshotMarker(storage.SnapshotMarker{Index: meta.Index, Term: meta.Term})
+	n.walMu.Unlock()
+	if err != nil {
 		return fmt.Errorf("raftnode: recording received snapshot %d in the WAL: %w", meta.Index, err)
 	}
 	if err := n.ms.ApplySnapshot(raftpb.Snapshot{Metadata: meta}); err != nil {
@@ -151,7 +154,6 @@ func (n *Node) installSnapshot(snap raftpb.Snapshot) error {
 	}
 	n.snapIndex, n.snapBase = meta.Index, meta.Index
 	n.confState, n.appliedTerm = cloneConfState(meta.ConfState), meta.Term
-	n.lastSaved = max(n.lastSaved, meta.Index)
 	n.applied.Store(meta.Index)
 	n.mu.Lock()
 	n.status.SnapshotIndex = meta.Index

@@ -218,6 +218,8 @@ func TestClusterReadIndex(t *testing.T) {
 	_, ms := startCluster(t, 3, 0, 0)
 	l := leader(t, ms)
 	propose(t, l.n, "x")
+	// Propose returns once queued: x is committed when the leader applied it.
+	l.sm.waitFor(t, "x", func(items []string) bool { return slices.Contains(items, "x") })
 	var f *member
 	for _, m := range ms {
 		if m != l {
@@ -324,4 +326,53 @@ func TestLeaderAppendsBeforeItsOwnSave(t *testing.T) {
 	for _, m := range ms {
 		m.sm.waitFor(t, "x", func(items []string) bool { return slices.Contains(items, "x") })
 	}
+}
+
+// TestQuorumCommitsWhileLeaderFsyncs checks that the leader's own fsync
+// does not hold up the group (raft's asynchronous storage writes): with the
+// leader's fsync held, it still steps its followers' acknowledgements, so
+// the entry commits on the followers' two copies and they apply it; the
+// leader applies it only once its own copy is durable.
+func TestQuorumCommitsWhileLeaderFsyncs(t *testing.T) {
+	var hold atomic.Uint64 // the member whose WAL fsyncs are held
+	release := make(chan struct{})
+	_, ms := startClusterWith(t, 3, 0, 0, func(cfg *raftnode.Config) {
+		id := cfg.ID
+		cfg.OnWALSync = func(time.Duration) {
+			if hold.Load() == id {
+				select {
+				case <-release:
+				case <-time.After(30 * time.Second): // past eventually's limit
+				}
+			}
+		}
+	})
+	l := leader(t, ms)
+	propose(t, l.n, "warm")
+	for _, m := range ms {
+		m.sm.waitItems(t, 1)
+	}
+	term := l.n.Term()
+	hold.Store(l.id)
+	propose(t, l.n, "x")
+	for _, m := range ms {
+		if m != l {
+			m.sm.waitFor(t, "x", func(items []string) bool { return slices.Contains(items, "x") })
+		}
+	}
+	// The same leader, in the same term, committed it: a leader stuck in
+	// its fsync would have stopped heartbeating and lost an election.
+	for _, m := range ms {
+		if got := m.n.Term(); got != term {
+			t.Fatalf("member %d is in term %d, was %d: the leadership changed while the leader's fsync was held", m.id, got, term)
+		}
+	}
+	if !l.n.Status().IsLeader {
+		t.Fatalf("member %d lost the leadership while its fsync was held", l.id)
+	}
+	if _, items, _ := l.sm.state(); slices.Contains(items, "x") {
+		t.Fatalf("the leader applied x (%v) before its own copy was durable", items)
+	}
+	close(release)
+	l.sm.waitFor(t, "x", func(items []string) bool { return slices.Contains(items, "x") })
 }

@@ -5,23 +5,33 @@
 // # Ownership
 //
 // A Node owns a raft.RawNode, its MemoryStorage and the WAL. One goroutine
-// (run) owns all three. It takes every proposal queued by Propose (a bounded
-// channel) and hands it to raft, then processes raft's Ready:
+// (run) owns the RawNode. raft runs with AsyncStorageWrites: the run
+// goroutine takes every proposal queued by Propose (a bounded channel),
+// hands it to raft, and processes raft's Ready:
 //
-//  1. applies the committed entries that are already durable in the WAL, in
-//     log order, to the StateMachine (so a write is answered after one fsync,
-//     not after the next batch's as well),
-//  2. saves the hard state and the new entries to the WAL with one write and
-//     at most one fsync (group commit: all proposals queued while the
-//     previous fsync ran share this one),
-//  3. appends the entries to the MemoryStorage,
-//  4. hands the messages to the transport (none in standalone mode; this is
-//     where a transport will plug in),
-//  5. applies any committed entries not yet durable locally (possible only
-//     with more members), then calls Advance.
+//  1. the append (new entries, hard state) goes to the appender, a goroutine
+//     of its own that writes everything queued with one WAL write and at
+//     most one fsync (group commit: all appends queued while the previous
+//     fsync ran share this one), then loads it into the MemoryStorage and
+//     delivers the responses raft attached to it: to other members through
+//     the transport, to this node back to the run goroutine, which steps
+//     them;
+//  2. messages to other members go to the transport at once (a leader's
+//     appends reach its followers while it writes them itself; raft keeps
+//     back what must wait for the local write, such as acknowledgements
+//     and votes, and attaches it to the append);
+//  3. committed entries, which raft hands out only once they are durable
+//     here, are applied in log order to the StateMachine.
 //
-// StateMachine.Apply is therefore called from that goroutine only, for every
-// committed entry with no gap, and only once the entry is durable. Entries
+// So the run goroutine never waits for the disk: a leader steps its
+// followers' acknowledgements while its own fsync runs, commits on a quorum
+// of durable copies, and keeps sending heartbeats. A snapshot received from
+// the leader is installed on the run goroutine once every earlier append is
+// durable.
+//
+// StateMachine.Apply is therefore called from the run goroutine only, for
+// every committed entry with no gap, and only once the entry is durable
+// locally. Entries
 // raft writes itself get an Apply with empty data so that the state machine's
 // applied index moves with the log: the empty entry a new leader appends, and
 // membership changes, which raftnode applies to raft itself.

@@ -36,6 +36,11 @@ func (n *Node) run() {
 				n.step(m)
 			case f := <-n.ctrlc:
 				f()
+			case <-n.app.done:
+				if err := n.stepAppended(); err != nil {
+					n.fail(err)
+					return
+				}
 			case res := <-n.snapDone:
 				if err := n.finishSnapshot(res); err != nil {
 					n.fail(err)
@@ -63,6 +68,12 @@ func (n *Node) run() {
 			case m := <-n.recvc:
 				n.proposeBatch() // keep proposals and messages in arrival order
 				n.step(m)
+				continue
+			case <-n.app.done:
+				if err := n.stepAppended(); err != nil {
+					n.fail(err)
+					return
+				}
 				continue
 			default:
 			}
@@ -159,6 +170,7 @@ func (n *Node) shutdown() {
 		break
 	}
 	n.snapWG.Wait()
+	n.app.stop()
 	select {
 	case res := <-n.snapDone:
 		if res.err == nil {
@@ -171,118 +183,90 @@ func (n *Node) shutdown() {
 			n.logger.Warn("closing the peer transport", "err", err)
 		}
 	}
+	n.walMu.Lock()
 	n.closeErr = n.wal.Close()
+	n.walMu.Unlock()
 	close(n.done)
 }
 
-// handleReady persists, applies and acknowledges one Ready.
+// handleReady handles one Ready of raft with asynchronous storage writes:
+// the append (entries, hard state) goes to the appender, messages to other
+// members go out at once (raft keeps back those that must wait for the
+// append, and attaches them to it), and committed entries, which raft hands
+// out only once they are durable here, are applied now.
 func (n *Node) handleReady(rd raft.Ready) error {
 	if rd.SoftState != nil {
 		n.raftLead, n.leaderTicks = rd.SoftState.Lead, 0
 		n.setLeader(rd.SoftState.Lead, rd.SoftState.RaftState == raft.StateLeader)
 	}
-	if !raft.IsEmptySnap(rd.Snapshot) {
-		// A leader sent a snapshot (ReceiveSnapshot stored it): it
-		// replaces the state before this Ready's entries, which follow it.
-		if err := n.installSnapshot(rd.Snapshot); err != nil {
-			return err
-		}
-	}
-	// Committed entries that are already durable here are applied before
-	// this Ready's new entries are fsynced: a write is then answered after
-	// one fsync, not after the next batch's too. Entries not yet saved
-	// locally (a leader can see a quorum commit before its own write) wait
-	// for the save, as raft's contract asks.
-	early := len(rd.CommittedEntries) > 0 && rd.CommittedEntries[len(rd.CommittedEntries)-1].Index <= n.lastSaved
-	if early {
-		if err := n.apply(rd.CommittedEntries); err != nil {
-			return err
-		}
-		// Applied entries are committed, whatever HardState says yet.
-		n.mu.Lock()
-		n.status.Commit = max(n.status.Commit, n.applied.Load())
-		n.mu.Unlock()
-	}
-	msgs := rd.Messages
-	if len(rd.Entries) > 0 && len(msgs) > 0 && n.keepsTermAndVote(rd.HardState) {
-		msgs = n.sendAppendsEarly(msgs)
-	}
-	if err := n.wal.Save(rd.HardState, rd.Entries); err != nil {
-		return fmt.Errorf("raftnode: persisting %d entries: %w", len(rd.Entries), err)
-	}
-	if len(rd.Entries) > 0 {
-		n.lastSaved = rd.Entries[len(rd.Entries)-1].Index
-		if err := n.ms.Append(rd.Entries); err != nil {
-			return fmt.Errorf("raftnode: appending entries %d..%d to raft storage: %w",
-				rd.Entries[0].Index, rd.Entries[len(rd.Entries)-1].Index, err)
-		}
-	}
 	if !raft.IsEmptyHardState(rd.HardState) {
-		if err := n.ms.SetHardState(rd.HardState); err != nil {
-			return fmt.Errorf("raftnode: setting hard state: %w", err)
-		}
 		n.mu.Lock()
 		n.status.Term, n.status.Commit = rd.HardState.Term, max(n.status.Commit, rd.HardState.Commit)
 		n.mu.Unlock()
 	}
-	n.send(msgs)
-	if !early {
-		if err := n.apply(rd.CommittedEntries); err != nil {
-			return err
+	var out []raftpb.Message
+	var apply *raftpb.Message
+	for i := range rd.Messages {
+		m := rd.Messages[i]
+		switch m.To {
+		case raft.LocalAppendThread:
+			if m.Snapshot != nil {
+				// A leader sent a snapshot (ReceiveSnapshot stored it): it
+				// replaces the state once the appends before it are
+				// durable, and before this message's entries, which
+				// follow it.
+				if err := n.app.waitIdle(); err != nil {
+					return err
+				}
+				if err := n.installSnapshot(*m.Snapshot); err != nil {
+					return err
+				}
+				n.wakeApplied()
+				m.Snapshot = nil
+			}
+			n.app.push(m)
+		case raft.LocalApplyThread:
+			apply = &rd.Messages[i]
+		default:
+			out = append(out, m)
 		}
 	}
-	if len(rd.CommittedEntries) > 0 || !raft.IsEmptySnap(rd.Snapshot) {
-		n.wakeApplied()
+	n.send(out)
+	if apply != nil {
+		if err := n.apply(apply.Entries); err != nil {
+			return err
+		}
+		if len(apply.Entries) > 0 {
+			n.mu.Lock()
+			n.status.Commit = max(n.status.Commit, n.applied.Load())
+			n.mu.Unlock()
+			n.wakeApplied()
+		}
+		for _, r := range apply.Responses {
+			n.stepLocal(r)
+		}
 	}
 	n.deliverReads(rd.ReadStates)
-	n.rn.Advance(rd)
 	n.maybeCampaign()
 	n.maybeSnapshot()
 	return nil
 }
 
-// keepsTermAndVote reports whether hs (a Ready's HardState, possibly empty)
-// has the term and vote already saved.
-func (n *Node) keepsTermAndVote(hs raftpb.HardState) bool {
-	if raft.IsEmptyHardState(hs) {
-		return true
+// stepAppended steps the responses of the appends the appender has made
+// durable, or returns the error that stopped it.
+func (n *Node) stepAppended() error {
+	resps, err := n.app.take()
+	for _, r := range resps {
+		n.stepLocal(r)
 	}
-	saved, _, err := n.ms.InitialState()
-	return err == nil && saved.Term == hs.Term && saved.Vote == hs.Vote
+	return err
 }
 
-// sendAppendsEarly sends a leader's appends (MsgApp) among msgs before the
-// Ready's entries are saved, and returns the other messages, which wait for
-// the save. Followers then write the entries to their disks while the
-// leader writes them to its own (the Raft thesis, 10.2.1), so an entry
-// commits after one disk write's time instead of two in a row. It is safe
-// because the leader counts its own copy only once saved (raft steps the
-// leader's own append response at Advance), so a quorum without it is a
-// quorum of followers that saved the entries; the caller checks that the
-// Ready changes neither term nor vote, so an append never goes out in a
-// term or with a vote that a crash could forget. Responses and votes still
-// wait, as raft's contract asks.
-func (n *Node) sendAppendsEarly(msgs []raftpb.Message) []raftpb.Message {
-	apps := 0
-	for i := range msgs {
-		if msgs[i].Type == raftpb.MsgApp {
-			apps++
-		}
+// stepLocal steps a response raft addressed to this node itself.
+func (n *Node) stepLocal(m raftpb.Message) {
+	if err := n.rn.Step(m); err != nil {
+		n.logger.Debug("raft refused a local message", "type", m.Type.String(), "err", err)
 	}
-	if apps == 0 {
-		return msgs
-	}
-	early := make([]raftpb.Message, 0, apps)
-	rest := make([]raftpb.Message, 0, len(msgs)-apps)
-	for _, m := range msgs {
-		if m.Type == raftpb.MsgApp {
-			early = append(early, m)
-		} else {
-			rest = append(rest, m)
-		}
-	}
-	n.send(early)
-	return rest
 }
 
 // send hands raft messages to the transport (a group of one has none).
@@ -460,7 +444,10 @@ func (n *Node) finishSnapshot(res snapResult) error {
 		return nil
 	}
 	index := res.meta.Index
-	if err := n.wal.SaveSnapshotMarker(storage.SnapshotMarker{Index: index, Term: res.meta.Term}); err != nil {
+	n.walMu.Lock()
+	err := n.wal.SaveSnapshotMarker(storage.SnapshotMarker{Index: index, Term: res.meta.Term})
+	n.walMu.Unlock()
+	if err != nil {
 		return fmt.Errorf("raftnode: recording snapshot %d in the WAL: %w", index, err)
 	}
 	n.snapIndex = index
@@ -480,7 +467,10 @@ func (n *Node) finishSnapshot(res snapResult) error {
 	if err != nil {
 		n.logger.Error("purging old snapshots", "err", err)
 	} else if len(kept) > 0 {
-		if err := n.wal.ReleaseTo(kept[0].Index); err != nil {
+		n.walMu.Lock()
+		err := n.wal.ReleaseTo(kept[0].Index)
+		n.walMu.Unlock()
+		if err != nil {
 			n.logger.Error("releasing WAL segments", "index", kept[0].Index, "err", err)
 		}
 	}

@@ -81,7 +81,9 @@ type Node struct {
 	recvc  chan raftpb.Message  // from other members, for Step
 	tcp    *transport.Transport // when Config.Peers is set
 	ctrlc  chan func()          // work to run on the node's goroutine
-	wal    *storage.WAL
+	wal    *storage.WAL // guarded by walMu: the appender writes it, the node's goroutine records snapshots
+	walMu  sync.Mutex
+	app    *appender
 
 	// Owned by the run goroutine.
 	confState    raftpb.ConfState
@@ -96,7 +98,6 @@ type Node struct {
 	batch        []proposal // taken from propc, not yet handed to raft
 	batchBytes   int        // the data bytes in batch
 	lead         uint64
-	lastSaved    uint64 // index of the last entry durable in the WAL
 	raftLead     uint64 // the leader raft reports; lead hides it from a learner that lost it
 	leaderTicks  int    // ticks since a learner last heard from raftLead
 
@@ -187,6 +188,7 @@ func Start(cfg Config, sm StateMachine) (*Node, error) {
 		MaxInflightMsgs:           maxInflightMsgs,
 		CheckQuorum:               true,
 		PreVote:                   true,
+		AsyncStorageWrites:        true,
 		Logger:                    raftLogger{l: logger.With("component", "raft")},
 	}
 	rn, err := raft.NewRawNode(rcfg)
@@ -202,6 +204,8 @@ func Start(cfg Config, sm StateMachine) (*Node, error) {
 			return nil, err
 		}
 	}
+	n.app = newAppender(n)
+	n.app.start(n.quit)
 	go n.run()
 	return n, nil
 }
@@ -242,7 +246,6 @@ func (n *Node) bootstrap() error {
 	if err := n.ms.SetHardState(hs); err != nil {
 		return fmt.Errorf("raftnode: loading hard state: %w", err)
 	}
-	n.lastSaved = uint64(len(ents))
 	n.status.Term, n.status.Commit = hs.Term, hs.Commit
 	n.logger.Info("started a new raft group", "voters", n.cfg.Voters, "learners", n.cfg.Learners,
 		"data_dir", n.cfg.DataDir, "log_dir", n.cfg.LogDir)
@@ -301,7 +304,6 @@ func (n *Node) restore() (fresh bool, err error) {
 	if err := n.ms.Append(ents); err != nil {
 		return false, fmt.Errorf("raftnode: loading %d WAL entries: %w", len(ents), err)
 	}
-	n.lastSaved = last
 	n.logger.Info("replayed WAL", "entries", len(ents), "last_index", last, "commit", hs.Commit, "term", hs.Term)
 	return false, nil
 }
