@@ -81,7 +81,7 @@ type Node struct {
 	recvc  chan raftpb.Message  // from other members, for Step
 	tcp    *transport.Transport // when Config.Peers is set
 	ctrlc  chan func()          // work to run on the node's goroutine
-	wal    *storage.WAL // guarded by walMu: the appender writes it, the node's goroutine records snapshots
+	wal    *storage.WAL         // guarded by walMu: the appender writes it, the node's goroutine records snapshots
 	walMu  sync.Mutex
 	app    *appender
 
