@@ -56,7 +56,8 @@
 // they are the unused part of a preallocated segment (a zero length, CRC and
 // type never form a valid record). Once WALOptions.PreallocateAfter bytes
 // have been appended, the WAL fills "spare.wal.tmp" with zeros in the
-// background, fsyncs it, and on its next rollover (at once, if the current
+// background (twice what it has written since it was opened, from 4 MiB up
+// to the segment size), fsyncs it, and on its next rollover (at once, if the current
 // segment is not preallocated) writes the header into it, fsyncs and renames
 // it into place, so appends overwrite allocated blocks and an fsync writes no
 // inode. A full preallocated segment is cut to its records before the next

@@ -43,9 +43,15 @@ type WALOptions struct {
 
 // DefaultPreallocateAfter is WALOptions.PreallocateAfter when it is zero:
 // a server that has logged this much is busy enough to be worth a
-// preallocated segment, and the many short-lived servers of tests and small
-// installations never write one.
-const DefaultPreallocateAfter = 4 << 20
+// preallocated segment, and the many short-lived servers of tests never
+// write one.
+const DefaultPreallocateAfter = 256 << 10
+
+// minSpareBytes is the smallest spare segment. Spares are sized at twice
+// what the WAL has written since it was opened, from this up to the segment
+// size, so a quiet server's spares stay small and a busy one's reach
+// SegmentBytes after a few segments.
+const minSpareBytes = 4 << 20
 
 // WALStats are counters for metrics and tests.
 type WALStats struct {
@@ -66,6 +72,7 @@ type WAL struct {
 	f         *os.File  // the last segment
 	size      int64     // bytes of records in it (where the next write goes)
 	alloc     int64     // its file length, above size when preallocated
+	prealloc  int64     // its preallocated length, 0 if it was not preallocated
 	unsynced  bool      // bytes written to f since its last fsync
 	hs        raftpb.HardState
 	marker    SnapshotMarker
@@ -153,6 +160,9 @@ func (w *WAL) open() error {
 		return fmt.Errorf("storage: stat of WAL segment: %w", err)
 	}
 	w.segs, w.f, w.size, w.alloc = segs, f, end, fi.Size()
+	if w.alloc > w.size {
+		w.prealloc = w.alloc
+	}
 	w.segCount.Store(int64(len(segs)))
 	return nil
 }
@@ -370,8 +380,12 @@ func (w *WAL) usable() error {
 // spare is ready, if the current one is not preallocated), and fsyncs if
 // asked.
 func (w *WAL) write(b []byte, sync bool) error {
-	full := w.size+int64(len(b)) > w.segmentBytes
-	if w.size > segmentHeaderLen && (full || w.alloc <= w.size && w.spare.ready()) {
+	limit := w.segmentBytes
+	if w.prealloc > 0 {
+		limit = w.prealloc
+	}
+	full := w.size+int64(len(b)) > limit
+	if w.size > segmentHeaderLen && (full || w.prealloc == 0 && w.spare.ready()) {
 		if err := w.roll(); err != nil {
 			w.err = err
 			return err
@@ -387,7 +401,8 @@ func (w *WAL) write(b []byte, sync bool) error {
 	}
 	w.unsynced = true
 	if w.spare == nil && w.preallocAfter >= 0 && w.written.Load() >= uint64(w.preallocAfter) {
-		w.spare = startSpare(filepath.Join(w.dir, spareName), w.segmentBytes)
+		size := min(w.segmentBytes, max(minSpareBytes, 2*int64(w.written.Load())))
+		w.spare = startSpare(filepath.Join(w.dir, spareName), size)
 	}
 	if sync {
 		return w.sync()
@@ -486,7 +501,7 @@ func (w *WAL) createSegment(seq, first uint64) error {
 	w.written.Add(uint64(len(b)))
 	w.segs = append(w.segs, s)
 	w.segCount.Store(int64(len(w.segs)))
-	w.f, w.size, w.alloc, w.unsynced = f, int64(len(b)), max(alloc, int64(len(b))), false
+	w.f, w.size, w.alloc, w.prealloc, w.unsynced = f, int64(len(b)), max(alloc, int64(len(b))), alloc, false
 	return nil
 }
 

@@ -160,3 +160,41 @@ func TestWALPreallocateOff(t *testing.T) {
 		})
 	}
 }
+
+// TestWALSpareSizes checks that spares start at 4 MiB and grow with what
+// the WAL has written, up to the segment size.
+func TestWALSpareSizes(t *testing.T) {
+	const segBytes = 16 << 20
+	dir := t.TempDir()
+	w, err := storage.OpenWAL(dir, storage.WALOptions{SegmentBytes: segBytes, PreallocateAfter: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	data := make([]byte, 1<<20)
+	save(t, w, batch{ents: []raftpb.Entry{{Index: 1, Term: 1, Data: data}}})
+	var sizes []int64
+	for i := uint64(2); len(sizes) < 4; i++ {
+		if i > 64 {
+			t.Fatalf("only %d preallocated segments after 64 MiB: %v", len(sizes), sizes)
+		}
+		waitSpare(t, w)
+		before := len(w.SegmentPaths())
+		save(t, w, batch{ents: []raftpb.Entry{{Index: i, Term: 1, Data: data}}})
+		if segs := w.SegmentPaths(); len(segs) > before {
+			sizes = append(sizes, fileSize(t, segs[len(segs)-1]))
+		}
+	}
+	// Written when each spare was started: 1 MiB (the first save), then
+	// just after each roll: about 2, 6 and 10 MiB.
+	want := []int64{4 << 20, 4 << 20, 8<<20 + 2<<20, segBytes}
+	for i := range want {
+		if sizes[i] < want[i] || sizes[i] > segBytes {
+			t.Fatalf("preallocated segment sizes %v, want at least %v and at most %d", sizes, want, segBytes)
+		}
+	}
+	t.Logf("preallocated segment sizes: %v", sizes)
+	if sizes[3] != segBytes {
+		t.Fatalf("the fourth preallocated segment is %d bytes, want the segment size %d (sizes %v)", sizes[3], segBytes, sizes)
+	}
+}
