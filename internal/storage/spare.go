@@ -4,14 +4,19 @@ import (
 	"fmt"
 	"os"
 	"sync/atomic"
+	"time"
 )
 
 // spareName is the file a spare segment is filled in. Its suffix makes it a
 // half-created segment to OpenWAL, which removes it.
 const spareName = "spare" + segmentTmpSuffix
 
-// spareZeros is the size of the writes that fill a spare.
-const spareZeros = 256 << 10
+// spareChunk is how many zeros a spare is filled with at a time.
+const spareChunk = 128 << 10
+
+// spareQuiet is how many times as long as each chunk took the filling
+// pauses after it.
+const spareQuiet = 4
 
 // spareSegment is the next WAL segment, filled with zeros in the background
 // and made durable before the WAL appends to it.
@@ -39,8 +44,12 @@ func startSpare(path string, size int64) *spareSegment {
 	return s
 }
 
-// fill writes the zeros, paced by the disk (see writebackWriter), and
-// fsyncs them.
+// fill writes the zeros and fsyncs them, gently: the WAL's fsyncs, which
+// every acknowledged write waits for, share the disk with it. Each
+// spareChunk is written and then waited for on its own (sync_file_range),
+// so at most one small chunk is ever queued ahead of a WAL fsync, and after
+// each the filling pauses spareQuiet times as long as the disk took: it
+// keeps the disk busy about 1/(1+spareQuiet) of the time at most.
 func (s *spareSegment) fill() {
 	defer close(s.done)
 	f, err := os.OpenFile(s.path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o640)
@@ -53,19 +62,24 @@ func (s *spareSegment) fill() {
 		_ = os.Remove(s.path)
 		s.err = err
 	}
-	ww := &writebackWriter{w: f, sync: fileRangeSyncer(f)}
-	zeros := make([]byte, spareZeros)
-	for n := int64(0); n < s.size; {
+	sync := fileRangeSyncer(f)
+	zeros := make([]byte, spareChunk)
+	for off := int64(0); off < s.size; {
 		if s.stop.Load() {
 			fail(errSpareStopped)
 			return
 		}
-		k := min(int64(len(zeros)), s.size-n)
-		if _, err := ww.Write(zeros[:k]); err != nil {
+		k := min(int64(len(zeros)), s.size-off)
+		t0 := time.Now()
+		if _, err := f.WriteAt(zeros[:k], off); err != nil {
 			fail(fmt.Errorf("storage: filling spare WAL segment %s: %w", s.path, err))
 			return
 		}
-		n += k
+		if sync != nil && sync(off, k, rangeWaitBefore|rangeWrite|rangeWaitAfter) != nil {
+			sync = nil // no writeback hints here: the final fsync does it all
+		}
+		off += k
+		time.Sleep(spareQuiet * time.Since(t0))
 	}
 	if err := f.Sync(); err != nil {
 		fail(fmt.Errorf("storage: fsync of spare WAL segment %s: %w", s.path, err))
