@@ -287,24 +287,8 @@ func TestClusterSnapshotCatchUp(t *testing.T) {
 // leader and followers work in parallel: with the leader's fsync held, the
 // followers still save the entry; the entry commits once released.
 func TestLeaderAppendsBeforeItsOwnSave(t *testing.T) {
-	var hold atomic.Uint64 // the member whose WAL fsyncs are held
-	release := make(chan struct{})
-	_, ms := startClusterWith(t, 3, 0, 0, func(cfg *raftnode.Config) {
-		id := cfg.ID
-		cfg.OnWALSync = func(time.Duration) {
-			if hold.Load() == id {
-				select {
-				case <-release:
-				case <-time.After(30 * time.Second): // past eventually's limit
-				}
-			}
-		}
-	})
+	hold, release, ms := startHeldCluster(t)
 	l := leader(t, ms)
-	propose(t, l.n, "warm")
-	for _, m := range ms {
-		m.sm.waitItems(t, 1)
-	}
 	before := map[uint64]uint64{}
 	for _, m := range ms {
 		before[m.id] = m.n.WALSyncs()
@@ -334,24 +318,8 @@ func TestLeaderAppendsBeforeItsOwnSave(t *testing.T) {
 // the entry commits on the followers' two copies and they apply it; the
 // leader applies it only once its own copy is durable.
 func TestQuorumCommitsWhileLeaderFsyncs(t *testing.T) {
-	var hold atomic.Uint64 // the member whose WAL fsyncs are held
-	release := make(chan struct{})
-	_, ms := startClusterWith(t, 3, 0, 0, func(cfg *raftnode.Config) {
-		id := cfg.ID
-		cfg.OnWALSync = func(time.Duration) {
-			if hold.Load() == id {
-				select {
-				case <-release:
-				case <-time.After(30 * time.Second): // past eventually's limit
-				}
-			}
-		}
-	})
+	hold, release, ms := startHeldCluster(t)
 	l := leader(t, ms)
-	propose(t, l.n, "warm")
-	for _, m := range ms {
-		m.sm.waitItems(t, 1)
-	}
 	term := l.n.Term()
 	hold.Store(l.id)
 	propose(t, l.n, "x")
@@ -375,4 +343,28 @@ func TestQuorumCommitsWhileLeaderFsyncs(t *testing.T) {
 	}
 	close(release)
 	l.sm.waitFor(t, "x", func(items []string) bool { return slices.Contains(items, "x") })
+}
+
+// startHeldCluster starts 3 members whose WAL fsyncs block, once the
+// member's id is stored in hold, until release is closed (or 30 s, past
+// eventually's limit), and waits until a first entry is applied everywhere.
+func startHeldCluster(t *testing.T) (hold *atomic.Uint64, release chan struct{}, ms []*member) {
+	t.Helper()
+	hold, release = new(atomic.Uint64), make(chan struct{})
+	_, ms = startClusterWith(t, 3, 0, 0, func(cfg *raftnode.Config) {
+		id := cfg.ID
+		cfg.OnWALSync = func(time.Duration) {
+			if hold.Load() == id {
+				select {
+				case <-release:
+				case <-time.After(30 * time.Second):
+				}
+			}
+		}
+	})
+	propose(t, leader(t, ms).n, "warm")
+	for _, m := range ms {
+		m.sm.waitItems(t, 1)
+	}
+	return hold, release, ms
 }
