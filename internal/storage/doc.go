@@ -57,10 +57,10 @@
 // type never form a valid record). Once WALOptions.PreallocateAfter bytes
 // have been appended, the WAL fills "spare.wal.tmp" with zeros in the
 // background (twice what it has written since it was opened, from 4 MiB up
-// to the segment size), fsyncs it, and on its next rollover (at once, if the current
-// segment is not preallocated) writes the header into it, fsyncs and renames
-// it into place, so appends overwrite allocated blocks and an fsync writes no
-// inode. A full preallocated segment is cut to its records before the next
+// to the segment size), fsyncs it, and on its next rollover (at once, if
+// the current segment is not preallocated) writes the header into it,
+// fsyncs and renames it into place, so appends overwrite allocated blocks
+// and an fsync writes no inode. A full preallocated segment is cut to its records before the next
 // one starts (not synced: a cut a crash undid leaves zeros, which read as
 // the end).
 //

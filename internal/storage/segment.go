@@ -240,10 +240,5 @@ func readFilePrefix(path string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data := make([]byte, limit)
-	n, err := io.ReadFull(f, data)
-	if err == io.ErrUnexpectedEOF || err == io.EOF {
-		err = nil
-	}
-	return data[:n], err
+	return io.ReadAll(io.LimitReader(f, limit))
 }

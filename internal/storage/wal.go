@@ -71,7 +71,6 @@ type WAL struct {
 	segs      []segment // oldest first; the last is open for appending
 	f         *os.File  // the last segment
 	size      int64     // bytes of records in it (where the next write goes)
-	alloc     int64     // its file length, above size when preallocated
 	prealloc  int64     // its preallocated length, 0 if it was not preallocated
 	unsynced  bool      // bytes written to f since its last fsync
 	hs        raftpb.HardState
@@ -159,9 +158,9 @@ func (w *WAL) open() error {
 		_ = f.Close()
 		return fmt.Errorf("storage: stat of WAL segment: %w", err)
 	}
-	w.segs, w.f, w.size, w.alloc = segs, f, end, fi.Size()
-	if w.alloc > w.size {
-		w.prealloc = w.alloc
+	w.segs, w.f, w.size = segs, f, end
+	if fi.Size() > end {
+		w.prealloc = fi.Size()
 	}
 	w.segCount.Store(int64(len(segs)))
 	return nil
@@ -393,7 +392,6 @@ func (w *WAL) write(b []byte, sync bool) error {
 	}
 	n, err := w.f.WriteAt(b, w.size)
 	w.size += int64(n)
-	w.alloc = max(w.alloc, w.size)
 	w.written.Add(uint64(n))
 	if err != nil {
 		w.err = fmt.Errorf("storage: appending to WAL segment %s: %w", w.f.Name(), err)
@@ -437,7 +435,7 @@ func (w *WAL) roll() error {
 	}
 	cur := w.segs[len(w.segs)-1]
 	old := w.f
-	if w.alloc > w.size {
+	if w.prealloc > w.size {
 		// Give back the unused preallocation. Not synced: if a crash
 		// undoes the cut, the zeros read as the end of the segment.
 		if err := old.Truncate(w.size); err != nil {
@@ -501,7 +499,7 @@ func (w *WAL) createSegment(seq, first uint64) error {
 	w.written.Add(uint64(len(b)))
 	w.segs = append(w.segs, s)
 	w.segCount.Store(int64(len(w.segs)))
-	w.f, w.size, w.alloc, w.prealloc, w.unsynced = f, int64(len(b)), max(alloc, int64(len(b))), alloc, false
+	w.f, w.size, w.prealloc, w.unsynced = f, int64(len(b)), alloc, false
 	return nil
 }
 
