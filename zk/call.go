@@ -1,8 +1,10 @@
 package zk
 
 import (
+	"bufio"
 	"context"
 	"encoding/binary"
+	"io"
 	"sync"
 
 	"github.com/paddockhq/paddock/internal/proto"
@@ -45,6 +47,46 @@ var callPool = sync.Pool{New: func() any { return new(call) }}
 var framePool = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }}
 
 const maxPooledFrame = 64 << 10
+
+// bufSize is the size of a connection's read and write buffers: one read
+// takes in, and one write sends, a burst of pipelined frames.
+const bufSize = 64 << 10
+
+// readerPool and writerPool recycle connections' buffers: a program that
+// opens many short sessions would otherwise allocate and zero 128 KiB for
+// each, and collect it soon after.
+var (
+	readerPool sync.Pool
+	writerPool sync.Pool
+)
+
+func getReader(nc io.Reader) *bufio.Reader {
+	if br, _ := readerPool.Get().(*bufio.Reader); br != nil {
+		br.Reset(nc)
+		return br
+	}
+	return bufio.NewReaderSize(nc, bufSize)
+}
+
+// putReader recycles br; its connection's reader must be done with it.
+func putReader(br *bufio.Reader) {
+	br.Reset(nil)
+	readerPool.Put(br)
+}
+
+func getWriter(nc io.Writer) *bufio.Writer {
+	if bw, _ := writerPool.Get().(*bufio.Writer); bw != nil {
+		bw.Reset(nc)
+		return bw
+	}
+	return bufio.NewWriterSize(nc, bufSize)
+}
+
+// putWriter recycles bw; its connection's writer must be done with it.
+func putWriter(bw *bufio.Writer) {
+	bw.Reset(nil)
+	writerPool.Put(bw)
+}
 
 func (c *Conn) newCall(op proto.OpCode, path string, req proto.Request, resp proto.Response) *call {
 	cl := callPool.Get().(*call)

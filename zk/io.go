@@ -1,7 +1,6 @@
 package zk
 
 import (
-	"bufio"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -193,7 +192,8 @@ func pingInterval(readTimeout time.Duration) time.Duration {
 // write sends queued calls in batches and pings when idle, until the
 // reader fails, the Conn closes or a write fails.
 func (c *Conn) write(nc net.Conn, readTimeout time.Duration, readerDone <-chan struct{}, readOnly bool) error {
-	bw := bufio.NewWriterSize(nc, 64<<10)
+	bw := getWriter(nc)
+	defer putWriter(bw)
 	interval := pingInterval(readTimeout)
 	ping := time.NewTimer(interval)
 	defer ping.Stop()

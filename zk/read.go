@@ -1,7 +1,6 @@
 package zk
 
 import (
-	"bufio"
 	"fmt"
 	"net"
 	"time"
@@ -13,7 +12,8 @@ import (
 // the only goroutine that completes calls of an established connection, so
 // completions and events are queued in the order the server sent them.
 func (c *Conn) read(nc net.Conn, readTimeout time.Duration) error {
-	br := bufio.NewReaderSize(nc, 64<<10)
+	br := getReader(nc)
+	defer putReader(br)
 	buf := make([]byte, 0, 4096)
 	dec := new(proto.Decoder) // reused for every reply body
 	for {

@@ -37,7 +37,7 @@ const (
 	DefaultDuration  = 10 * time.Second
 	DefaultValueSize = 100
 	DefaultKeys      = 1000
-	DefaultReadRatio = 0.9
+	DefaultReadRatio = 0.8 // the 80/20 read/write mix Paddock's targets are stated for
 	DefaultMultiOps  = 10
 	DefaultWatchers  = 16
 	DefaultZnodes    = 100_000

@@ -249,6 +249,10 @@ func writeWorkloads(b *strings.Builder, s *Summary, ms ModeSummary, opts Markdow
 			w("; watch-fanout: %d watching sessions and a writer, one op is a round (one write reaching every watcher)", p.Sessions-1)
 		case "sessions":
 			w("; sessions: %d loops of connect and close", p.Sessions)
+		case "mixed":
+			if p.ReadRatio > 0 {
+				w("; mixed: %.0f%% gets and %.0f%% sets", 100*p.ReadRatio, 100*(1-p.ReadRatio))
+			}
 		}
 	}
 	w(". [bench.md](bench.md#workloads) describes each workload.\n\n")

@@ -126,7 +126,7 @@ func TestSummarize(t *testing.T) {
 	wantStat(t, "ZooKeeper populate rate", ms.Memory.ZK.PopulateRate, benchreport.Stat{Median: 12500, Min: 12500, Max: 12500, N: 1})
 	wantStat(t, "Paddock restart serving", ms.Restart.PD.Serving, benchreport.Stat{Median: 1.5, Min: 1.25, Max: 1.75, N: 2})
 	wantStat(t, "standalone load", ms.Load1, benchreport.Stat{Median: 1.5, Min: 1, Max: 3, N: 20})
-	wantStat(t, "load", s.Load1, benchreport.Stat{Median: 2, Min: 1, Max: 4.5, N: 31})
+	wantStat(t, "load", s.Load1, benchreport.Stat{Median: 2, Min: 1, Max: 4.5, N: 33})
 }
 
 // TestSummarizeEnsemble checks the ensemble records: the mode takes the
@@ -141,10 +141,14 @@ func TestSummarizeEnsemble(t *testing.T) {
 	if ms.Members != 3 || ms.Header.PaddockRevision != "fedcba987654" || ms.Header.Settings.Workloads != "set" {
 		t.Errorf("ensemble: members %d, header %+v; want 3 and the second header", ms.Members, ms.Header)
 	}
-	if len(ms.Workloads) != 1 || ms.Workloads[0].Workload != "set" || len(ms.Clients) != 0 || ms.Restart != nil {
-		t.Fatalf("ensemble rows = %+v, want one set row and no clients or restart", ms)
+	if len(ms.Workloads) != 2 || ms.Workloads[0].Workload != "set" || ms.Workloads[1].Workload != "mixed" ||
+		len(ms.Clients) != 0 || ms.Restart != nil {
+		t.Fatalf("ensemble rows = %+v, want a set and a mixed row and no clients or restart", ms)
 	}
-	set := ms.Workloads[0]
+	set, mixed := ms.Workloads[0], ms.Workloads[1]
+	if set.ReadRatio != 0 || mixed.ReadRatio != 0.8 {
+		t.Errorf("read ratios: set %v, mixed %v; want 0 and the recorded 0.8", set.ReadRatio, mixed.ReadRatio)
+	}
 	wantStat(t, "ensemble ZooKeeper CPU/op", set.ZK.CPUPerOp, benchreport.Stat{Median: 145, Min: 140, Max: 150, N: 2})
 	wantStat(t, "ensemble Paddock RSS", set.PD.RSS, benchreport.Stat{Median: 125e6, Min: 120e6, Max: 130e6, N: 2})
 	wantStat(t, "ensemble Paddock largest member", set.PD.MaxMemberRSS, benchreport.Stat{Median: 55e6, Min: 50e6, Max: 60e6, N: 2})

@@ -57,6 +57,9 @@ type Figures struct {
 type Pair struct {
 	Workload           string
 	Sessions, Inflight int
+	// ReadRatio is the mixed workload's fraction of gets (0 for the others,
+	// and for results that did not record it).
+	ReadRatio float64
 	Both[Figures]
 }
 
@@ -260,11 +263,15 @@ func pairs(runs []Run, series string) []Pair {
 	}
 	var keys []key
 	groups := map[key]*Both[[]Run]{}
+	ratios := map[key]float64{}
 	for _, r := range runs {
 		if r.Series != series {
 			continue
 		}
 		k := key{r.Workload, r.Sessions, r.Inflight}
+		if r.ReadRatio != nil {
+			ratios[k] = *r.ReadRatio
+		}
 		g := groups[k]
 		if g == nil {
 			g = &Both[[]Run]{}
@@ -282,7 +289,8 @@ func pairs(runs []Run, series string) []Pair {
 		g := groups[k]
 		out = append(out, Pair{
 			Workload: k.workload, Sessions: k.sessions, Inflight: k.inflight,
-			Both: Both[Figures]{ZK: figures(g.ZK), PD: figures(g.PD)},
+			ReadRatio: ratios[k],
+			Both:      Both[Figures]{ZK: figures(g.ZK), PD: figures(g.PD)},
 		})
 	}
 	return out

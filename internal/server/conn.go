@@ -185,7 +185,8 @@ func (c *conn) serve() {
 	defer c.s.dropConn(c)
 	defer c.responderDone() // a connection that never got to respond
 	defer c.close()
-	br := bufio.NewReaderSize(c.nc, 64<<10)
+	br := c.s.getReader(c.nc)
+	defer c.s.putReader(br)
 	c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.HandshakeTimeout))
 	var first [4]byte
 	if _, err := io.ReadFull(br, first[:]); err != nil {
@@ -269,6 +270,26 @@ func (c *conn) serve() {
 			buf = make([]byte, 0, 4096) // do not pin a large buffer
 		}
 	}
+}
+
+// readerSize is the size of a connection's read buffer: large enough that
+// one read takes in a burst of pipelined requests.
+const readerSize = 64 << 10
+
+// getReader returns a read buffer on nc, recycled from a closed connection
+// if one is free.
+func (s *Server) getReader(nc net.Conn) *bufio.Reader {
+	if br, _ := s.readers.Get().(*bufio.Reader); br != nil {
+		br.Reset(nc)
+		return br
+	}
+	return bufio.NewReaderSize(nc, readerSize)
+}
+
+// putReader recycles br once its connection's reader is done with it.
+func (s *Server) putReader(br *bufio.Reader) {
+	br.Reset(nil)
+	s.readers.Put(br)
 }
 
 func (c *conn) logFrameError(err error) {

@@ -55,6 +55,10 @@ type Server struct {
 	draining atomic.Bool
 	// memTrim decides when freed memory goes back to the OS.
 	memTrim memTrimmer
+	// readers recycles connections' read buffers (readerSize bytes each):
+	// a client that connects, does one thing and leaves would otherwise
+	// cost a fresh zeroed 64 KiB allocation, and the collections it causes.
+	readers sync.Pool
 
 	// zxid is the last applied zxid, readable without the state lock.
 	zxid atomic.Int64

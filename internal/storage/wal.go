@@ -408,14 +408,14 @@ func (w *WAL) write(b []byte, sync bool) error {
 	return nil
 }
 
-// sync fsyncs the last segment.
+// sync makes the last segment's appends durable (fdatasync on Linux).
 func (w *WAL) sync() error {
 	var start time.Time
 	if w.onSync != nil {
 		start = time.Now()
 	}
-	if err := w.f.Sync(); err != nil {
-		w.err = fmt.Errorf("storage: fsync of WAL segment %s: %w", w.f.Name(), err)
+	if err := datasync(w.f); err != nil {
+		w.err = fmt.Errorf("storage: syncing the WAL: %w", err) // err names the segment
 		return w.err
 	}
 	if w.onSync != nil {
