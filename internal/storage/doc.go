@@ -45,7 +45,8 @@
 // is not above the last one written replaces that index and everything after
 // it (a new leader truncated the log), so ReadAll returns, for each index, the
 // entry written last. Save writes a whole batch with one write and at most one
-// fsync: callers put everything of one raft Ready into one call (group
+// fsync (fdatasync on Linux: the data and, for a segment that grew, its
+// length): callers put everything of one raft Ready into one call (group
 // commit). The fsync is skipped when the batch changes only the commit index,
 // which raft can recompute; entries, term and vote are always durable when
 // Save returns.
