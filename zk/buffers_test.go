@@ -2,8 +2,6 @@ package zk_test
 
 import (
 	"context"
-	"runtime"
-	"runtime/debug"
 	"testing"
 	"time"
 
@@ -29,20 +27,10 @@ func TestShortSessionsRecycleBuffers(t *testing.T) {
 		}
 		c.Close() // returns once the connection's goroutines are done
 	}
-	session()
-	// No collection empties the pools during the measurement.
-	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	const n = 40
-	for range n {
-		session()
-	}
-	runtime.ReadMemStats(&after)
 	// Without the pools a session allocates 128 KiB of buffers alone. The
 	// race detector drops a quarter of the buffers put back in a pool, so
 	// the bound leaves room for that.
-	perSession := (after.TotalAlloc - before.TotalAlloc) / n
+	perSession := zktest.BytesAllocatedPerCall(40, session)
 	t.Logf("%d bytes allocated per session", perSession)
 	if perSession >= 96<<10 {
 		t.Fatalf("a short session allocated %d bytes; want well under the 128 KiB of fresh buffers", perSession)

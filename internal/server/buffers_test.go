@@ -1,12 +1,11 @@
 package server
 
 import (
-	"runtime"
-	"runtime/debug"
 	"testing"
 	"time"
 
 	"github.com/paddockhq/paddock/internal/proto"
+	"github.com/paddockhq/paddock/internal/zktest"
 )
 
 // TestShortSessionsRecycleReadBuffers checks that clients that connect, do
@@ -30,19 +29,9 @@ func TestShortSessionsRecycleReadBuffers(t *testing.T) {
 		}
 		c.nc.Close()
 	}
-	session()
-	// No collection empties the pool during the measurement.
-	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	const n = 40
-	for range n {
-		session()
-	}
-	runtime.ReadMemStats(&after)
 	// Client and server share this process: the bound is what the server's
 	// read buffer alone would take without recycling.
-	perSession := (after.TotalAlloc - before.TotalAlloc) / n
+	perSession := zktest.BytesAllocatedPerCall(40, session)
 	t.Logf("%d bytes allocated per session (client and server)", perSession)
 	if perSession >= readerSize {
 		t.Fatalf("a short session allocated %d bytes; a fresh read buffer alone is %d", perSession, readerSize)
