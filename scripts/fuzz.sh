@@ -3,14 +3,15 @@
 #
 # go test -fuzz sometimes ends a clean run with "context deadline exceeded"
 # when its workers are slow to stop at the deadline on a loaded machine (a
-# known toolchain issue, not a finding). Such a run, with no failing input
-# written, is tried once more; any other failure fails at once.
+# known toolchain issue, not a finding; seen now and then in CI here).
+# Such a run, with no failing input written, is tried again, up to twice;
+# any other failure fails at once.
 set -uo pipefail
 GO=${GO:-go}
 FUZZTIME=${FUZZTIME:-10s}
 for pkg in $("$GO" list "$@"); do
 	for f in $("$GO" test -list '^Fuzz' "$pkg" 2>/dev/null | grep '^Fuzz'); do
-		for try in 1 2; do
+		for try in 1 2 3; do
 			echo "fuzz $pkg $f"
 			out=$("$GO" test -run '^$' -fuzz "^$f\$" -fuzztime "$FUZZTIME" "$pkg" 2>&1)
 			rc=$?
@@ -18,8 +19,8 @@ for pkg in $("$GO" list "$@"); do
 			if [ "$rc" -eq 0 ]; then
 				break
 			fi
-			if [ "$try" -eq 1 ] && grep -q 'context deadline exceeded' <<<"$out" && ! grep -q 'Failing input written' <<<"$out"; then
-				echo "fuzz $pkg $f: the fuzzer did not stop cleanly at its deadline; trying once more"
+			if [ "$try" -lt 3 ] && grep -q 'context deadline exceeded' <<<"$out" && ! grep -q 'Failing input written' <<<"$out"; then
+				echo "fuzz $pkg $f: the fuzzer did not stop cleanly at its deadline; trying again"
 				continue
 			fi
 			exit 1
