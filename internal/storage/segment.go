@@ -240,5 +240,13 @@ func readFilePrefix(path string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, limit))
+	// One allocation of the known length: the last segment read at
+	// startup can be tens of megabytes, which io.ReadAll would grow to
+	// by doubling and copying.
+	data := make([]byte, limit)
+	n, err := io.ReadFull(f, data)
+	if err == io.ErrUnexpectedEOF || err == io.EOF {
+		err = nil
+	}
+	return data[:n], err
 }

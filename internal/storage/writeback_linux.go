@@ -29,22 +29,17 @@ func fileRangeSyncer(f *os.File) rangeSyncer {
 // length is still written, as reading the data back needs it).
 func datasync(f *os.File) error {
 	raw, err := f.SyscallConn()
+	if err == nil {
+		cerr := raw.Control(func(fd uintptr) {
+			for err = unix.Fdatasync(int(fd)); err == unix.EINTR; err = unix.Fdatasync(int(fd)) {
+			}
+		})
+		if cerr != nil {
+			err = cerr
+		}
+	}
 	if err != nil {
 		return &os.PathError{Op: "fdatasync", Path: f.Name(), Err: err}
-	}
-	var serr error
-	if err := raw.Control(func(fd uintptr) {
-		for {
-			serr = unix.Fdatasync(int(fd))
-			if serr != unix.EINTR {
-				return
-			}
-		}
-	}); err != nil {
-		return &os.PathError{Op: "fdatasync", Path: f.Name(), Err: err}
-	}
-	if serr != nil {
-		return &os.PathError{Op: "fdatasync", Path: f.Name(), Err: serr}
 	}
 	return nil
 }
