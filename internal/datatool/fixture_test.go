@@ -67,11 +67,7 @@ func (s *fsmSM) Snapshot() (func(io.Writer) error, error) {
 	return func(w io.Writer) error { _, err := w.Write(b); return err }, nil
 }
 
-func (s *fsmSM) Restore(r io.Reader) error {
-	b, err := io.ReadAll(r)
-	if err != nil {
-		return err
-	}
+func (s *fsmSM) Restore(b []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.m.Restore(b)

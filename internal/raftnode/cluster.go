@@ -134,13 +134,11 @@ func (n *Node) installSnapshot(snap raftpb.Snapshot) error {
 	if info == nil {
 		return fmt.Errorf("raftnode: raft installs snapshot %d (term %d) but no such file is in %s", meta.Index, meta.Term, n.cfg.DataDir)
 	}
-	r, err := storage.OpenSnapshot(*info)
+	snapshot, err := storage.ReadSnapshot(*info)
 	if err != nil {
-		return fmt.Errorf("raftnode: opening received snapshot: %w", err)
+		return fmt.Errorf("raftnode: reading received snapshot: %w", err)
 	}
-	err = n.sm.Restore(r)
-	_ = r.Close()
-	if err != nil {
+	if err := n.sm.Restore(snapshot.Body); err != nil {
 		return fmt.Errorf("raftnode: restoring received snapshot %s: %w", info.Path, err)
 	}
 	n.walMu.Lock()

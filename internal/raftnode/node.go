@@ -38,8 +38,9 @@ type StateMachine interface {
 	// a function that writes it; the function runs on another goroutine
 	// while Apply continues, so the capture must be consistent.
 	Snapshot() (write func(io.Writer) error, err error)
-	// Restore replaces the state with a snapshot's bytes (at start-up).
-	Restore(r io.Reader) error
+	// Restore replaces the state with a snapshot's body, read whole and
+	// verified (at start-up, and when the leader sends one).
+	Restore(data []byte) error
 }
 
 // Status is a point-in-time view of the node, for metrics and four-letter
@@ -262,9 +263,7 @@ func (n *Node) restore() (fresh bool, err error) {
 	case err != nil:
 		return false, err
 	default:
-		rerr := n.sm.Restore(snap)
-		_ = snap.Close()
-		if rerr != nil {
+		if rerr := n.sm.Restore(snap.Body); rerr != nil {
 			return false, fmt.Errorf("raftnode: restoring snapshot %s: %w", snap.Path, rerr)
 		}
 		if err := n.ms.ApplySnapshot(raftpb.Snapshot{Metadata: snap.Meta}); err != nil {

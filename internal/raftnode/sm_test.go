@@ -62,11 +62,7 @@ func (s *listSM) Snapshot() (func(io.Writer) error, error) {
 	}, nil
 }
 
-func (s *listSM) Restore(r io.Reader) error {
-	b, err := io.ReadAll(r)
-	if err != nil {
-		return err
-	}
+func (s *listSM) Restore(b []byte) error {
 	if len(b) < 12 {
 		return errors.New("short snapshot")
 	}

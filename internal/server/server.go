@@ -449,12 +449,8 @@ func (m *machine) Snapshot() (func(io.Writer) error, error) {
 // snapshotPiece is how many znodes a snapshot writes per hold of the lock.
 const snapshotPiece = 2048
 
-func (m *machine) Restore(r io.Reader) error {
+func (m *machine) Restore(data []byte) error {
 	s := (*Server)(m)
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return err
-	}
 	s.mu.Lock()
 	if err := s.fsm.Restore(data); err != nil {
 		s.mu.Unlock()

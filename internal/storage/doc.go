@@ -91,8 +91,15 @@
 // SaveSnapshot writes to a temporary file, fsyncs, renames it into place and
 // fsyncs the directory, so a snapshot file is either complete or absent (a
 // crash leaves only a temporary file, which RemoveTempSnapshots deletes).
-// LoadNewestSnapshot verifies the checksum and falls back to older snapshots,
-// logging each damaged one.
+// On Linux it writes with direct I/O (directWriter), bypassing the page
+// cache, and falls back to buffered writes with writeback hints
+// (writebackWriter) where the filesystem refuses it.
+// LoadNewestSnapshot reads the newest snapshot whole in one pass
+// (ReadSnapshot: with direct I/O on Linux, so a snapshot written with direct
+// I/O is not first copied through the page cache), verifies its checksum in
+// memory before returning any of it, and falls back to older snapshots,
+// logging each damaged one. OpenSnapshot verifies a file and streams its
+// body instead, for sending it to another member and for the data tools.
 //
 // # Concurrency
 //

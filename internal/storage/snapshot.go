@@ -70,7 +70,8 @@ func SaveSnapshot(dir string, meta raftpb.SnapshotMetadata, write func(io.Writer
 		}
 	}()
 	h := crc32.New(castagnoli)
-	bw := bufio.NewWriterSize(io.MultiWriter(&writebackWriter{w: f, sync: fileRangeSyncer(f)}, h), 256<<10)
+	out := newSnapshotSink(f)
+	bw := bufio.NewWriterSize(io.MultiWriter(out, h), 256<<10)
 	var hdr [snapFixedHeader]byte
 	copy(hdr[:], snapMagic)
 	binary.BigEndian.PutUint32(hdr[8:], snapVersion)
@@ -89,7 +90,10 @@ func SaveSnapshot(dir string, meta raftpb.SnapshotMetadata, write func(io.Writer
 	}
 	var sum [4]byte
 	binary.BigEndian.PutUint32(sum[:], h.Sum32())
-	if _, err := f.Write(sum[:]); err != nil {
+	if _, err := out.Write(sum[:]); err != nil {
+		return "", fmt.Errorf("storage: writing snapshot %s: %w", tmp, err)
+	}
+	if err := out.finish(); err != nil {
 		return "", fmt.Errorf("storage: writing snapshot %s: %w", tmp, err)
 	}
 	if err := f.Sync(); err != nil {
@@ -166,11 +170,11 @@ func (s *SnapshotReader) Size() int64 { return s.body.Size() }
 // Close closes the file.
 func (s *SnapshotReader) Close() error { return s.f.Close() }
 
-// LoadNewestSnapshot opens the snapshot with the highest index in dir whose
-// checksum verifies. A damaged snapshot is logged and skipped for the next
-// older one. It returns ErrNoSnapshot when dir has no snapshot, and an error
-// matching ErrCorrupt when every snapshot is damaged.
-func LoadNewestSnapshot(dir string, logger *slog.Logger) (*SnapshotReader, error) {
+// LoadNewestSnapshot reads the snapshot with the highest index in dir whose
+// checksum verifies (ReadSnapshot). A damaged snapshot is logged and skipped
+// for the next older one. It returns ErrNoSnapshot when dir has no snapshot,
+// and an error matching ErrCorrupt when every snapshot is damaged.
+func LoadNewestSnapshot(dir string, logger *slog.Logger) (*Snapshot, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -183,7 +187,7 @@ func LoadNewestSnapshot(dir string, logger *slog.Logger) (*SnapshotReader, error
 	}
 	var errs []error
 	for i := len(infos) - 1; i >= 0; i-- {
-		s, err := OpenSnapshot(infos[i])
+		s, err := ReadSnapshot(infos[i])
 		if err == nil {
 			return s, nil
 		}
@@ -209,61 +213,129 @@ func OpenSnapshot(info SnapshotInfo) (*SnapshotReader, error) {
 
 // verifySnapshot checks the checksum, header and trailer of f.
 func verifySnapshot(f *os.File, info SnapshotInfo) (*SnapshotReader, error) {
-	corrupt := func(off int64, format string, args ...any) error {
-		return &CorruptError{Path: info.Path, Offset: off, Err: fmt.Errorf(format, args...)}
-	}
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("storage: stat of snapshot: %w", err)
 	}
 	size := fi.Size()
 	if size < snapFixedHeader+snapTrailerLen {
-		return nil, corrupt(0, "snapshot file of %d bytes is too short", size)
+		return nil, snapCorrupt(info, 0, "snapshot file of %d bytes is too short", size)
 	}
 	h := crc32.New(castagnoli)
-	if _, err := io.Copy(h, io.NewSectionReader(f, 0, size-4)); err != nil {
+	if _, err := io.CopyBuffer(h, io.NewSectionReader(f, 0, size-4), make([]byte, 1<<20)); err != nil {
 		return nil, fmt.Errorf("storage: reading snapshot %s: %w", info.Path, err)
 	}
+	var hdr [snapFixedHeader]byte
 	var trailer [snapTrailerLen]byte
 	if _, err := f.ReadAt(trailer[:], size-snapTrailerLen); err != nil {
 		return nil, fmt.Errorf("storage: reading snapshot %s: %w", info.Path, err)
 	}
-	if want := binary.BigEndian.Uint32(trailer[8:]); h.Sum32() != want {
-		return nil, corrupt(size-4, "snapshot checksum mismatch")
-	}
-	var hdr [snapFixedHeader]byte
 	if _, err := f.ReadAt(hdr[:], 0); err != nil {
 		return nil, fmt.Errorf("storage: reading snapshot %s: %w", info.Path, err)
 	}
-	if string(hdr[:8]) != snapMagic {
-		return nil, corrupt(0, "bad snapshot magic")
-	}
-	if v := binary.BigEndian.Uint32(hdr[8:]); v != snapVersion {
-		return nil, fmt.Errorf("storage: snapshot %s has format version %d, this build reads version %d", info.Path, v, snapVersion)
-	}
-	metaLen := int64(binary.BigEndian.Uint32(hdr[12:]))
-	bodyLen := binary.BigEndian.Uint64(trailer[:8])
-	if metaLen > snapMaxMetaBytes || snapFixedHeader+metaLen+snapTrailerLen > size ||
-		bodyLen != uint64(size-snapFixedHeader-metaLen-snapTrailerLen) {
-		return nil, corrupt(12, "snapshot lengths disagree: metadata %d, body %d, file %d", metaLen, bodyLen, size)
+	metaLen, bodyLen, err := snapshotLayout(info, size, hdr[:], trailer[:], h.Sum32())
+	if err != nil {
+		return nil, err
 	}
 	metaBytes := make([]byte, metaLen)
 	if _, err := f.ReadAt(metaBytes, snapFixedHeader); err != nil {
 		return nil, fmt.Errorf("storage: reading snapshot %s: %w", info.Path, err)
 	}
-	var meta raftpb.SnapshotMetadata
-	if err := meta.Unmarshal(metaBytes); err != nil {
-		return nil, corrupt(snapFixedHeader, "decoding snapshot metadata: %v", err)
-	}
-	if meta.Index != info.Index || meta.Term != info.Term {
-		return nil, corrupt(snapFixedHeader, "metadata says index %d term %d, file name disagrees", meta.Index, meta.Term)
+	meta, err := decodeSnapshotMeta(info, metaBytes)
+	if err != nil {
+		return nil, err
 	}
 	return &SnapshotReader{
 		Path: info.Path,
 		Meta: meta,
-		body: io.NewSectionReader(f, snapFixedHeader+metaLen, int64(bodyLen)),
+		body: io.NewSectionReader(f, snapFixedHeader+metaLen, bodyLen),
 		f:    f,
 	}, nil
+}
+
+// snapCorrupt returns the CorruptError for a damaged snapshot file.
+func snapCorrupt(info SnapshotInfo, off int64, format string, args ...any) error {
+	return &CorruptError{Path: info.Path, Offset: off, Err: fmt.Errorf(format, args...)}
+}
+
+// snapshotLayout checks a snapshot file of size bytes against its header,
+// its trailer and sum, the checksum of all its bytes but the last four, and
+// returns the lengths of its metadata and body.
+func snapshotLayout(info SnapshotInfo, size int64, hdr, trailer []byte, sum uint32) (metaLen, bodyLen int64, err error) {
+	if want := binary.BigEndian.Uint32(trailer[8:]); sum != want {
+		return 0, 0, snapCorrupt(info, size-4, "snapshot checksum mismatch")
+	}
+	if string(hdr[:8]) != snapMagic {
+		return 0, 0, snapCorrupt(info, 0, "bad snapshot magic")
+	}
+	if v := binary.BigEndian.Uint32(hdr[8:]); v != snapVersion {
+		return 0, 0, fmt.Errorf("storage: snapshot %s has format version %d, this build reads version %d", info.Path, v, snapVersion)
+	}
+	metaLen = int64(binary.BigEndian.Uint32(hdr[12:]))
+	body := binary.BigEndian.Uint64(trailer[:8])
+	if metaLen > snapMaxMetaBytes || snapFixedHeader+metaLen+snapTrailerLen > size ||
+		body != uint64(size-snapFixedHeader-metaLen-snapTrailerLen) {
+		return 0, 0, snapCorrupt(info, 12, "snapshot lengths disagree: metadata %d, body %d, file %d", metaLen, body, size)
+	}
+	return metaLen, int64(body), nil
+}
+
+// decodeSnapshotMeta decodes a snapshot's metadata and checks it against
+// the file's name.
+func decodeSnapshotMeta(info SnapshotInfo, b []byte) (raftpb.SnapshotMetadata, error) {
+	var meta raftpb.SnapshotMetadata
+	if err := meta.Unmarshal(b); err != nil {
+		return meta, snapCorrupt(info, snapFixedHeader, "decoding snapshot metadata: %v", err)
+	}
+	if meta.Index != info.Index || meta.Term != info.Term {
+		return meta, snapCorrupt(info, snapFixedHeader, "metadata says index %d term %d, file name disagrees", meta.Index, meta.Term)
+	}
+	return meta, nil
+}
+
+// Snapshot is a snapshot file read whole and verified.
+type Snapshot struct {
+	Path string
+	Meta raftpb.SnapshotMetadata
+	// Body is the state machine's bytes.
+	Body []byte
+}
+
+// ReadSnapshot reads the snapshot file info into memory in one pass and
+// verifies it there: the checksum, header and trailer are checked before
+// any of it is returned, as OpenSnapshot checks them, without reading the
+// file twice. On Linux the file is read with direct I/O (readWhole), so a
+// snapshot written with direct I/O goes straight from the disk into the
+// buffer at startup.
+func ReadSnapshot(info SnapshotInfo) (*Snapshot, error) {
+	f, err := os.Open(info.Path)
+	if err != nil {
+		return nil, fmt.Errorf("storage: opening snapshot: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("storage: stat of snapshot: %w", err)
+	}
+	size := fi.Size()
+	if size < snapFixedHeader+snapTrailerLen {
+		return nil, snapCorrupt(info, 0, "snapshot file of %d bytes is too short", size)
+	}
+	data, err := readWhole(f, size)
+	if err != nil {
+		return nil, fmt.Errorf("storage: reading snapshot %s: %w", info.Path, err)
+	}
+	sum := crc32.Checksum(data[:size-4], castagnoli)
+	metaLen, bodyLen, err := snapshotLayout(info, size, data[:snapFixedHeader], data[size-snapTrailerLen:], sum)
+	if err != nil {
+		return nil, err
+	}
+	meta, err := decodeSnapshotMeta(info, data[snapFixedHeader:snapFixedHeader+metaLen])
+	if err != nil {
+		return nil, err
+	}
+	start := snapFixedHeader + metaLen
+	return &Snapshot{Path: info.Path, Meta: meta, Body: data[start : start+bodyLen : start+bodyLen]}, nil
 }
 
 // PurgeSnapshots deletes all but the retain newest snapshots of dir (retain

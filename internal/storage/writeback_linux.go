@@ -43,3 +43,31 @@ func datasync(f *os.File) error {
 	}
 	return nil
 }
+
+// errInvalid is the error a filesystem gives a direct write it cannot do.
+var errInvalid error = unix.EINVAL
+
+// setDirect turns direct I/O (O_DIRECT) on or off for f.
+var setDirect = func(f *os.File, on bool) error {
+	raw, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	if err := raw.Control(func(fd uintptr) {
+		flags, err := unix.FcntlInt(fd, unix.F_GETFL, 0)
+		if err != nil {
+			serr = err
+			return
+		}
+		if on {
+			flags |= unix.O_DIRECT
+		} else {
+			flags &^= unix.O_DIRECT
+		}
+		_, serr = unix.FcntlInt(fd, unix.F_SETFL, flags)
+	}); err != nil {
+		return err
+	}
+	return serr
+}

@@ -1,0 +1,302 @@
+//go:build linux
+
+package storage
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestDirectWriterContent writes files of awkward sizes through a
+// directWriter in uneven pieces and reads them back: whole chunks, whole
+// blocks and the partial last block must all land at their offsets.
+func TestDirectWriterContent(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, size := range []int{0, 1, 4095, 4096, 4097, directChunk - 1, directChunk, directChunk + 1, 3*directChunk + 12345} {
+		want := make([]byte, size)
+		for i := range want {
+			want[i] = byte(rng.IntN(256))
+		}
+		path := filepath.Join(dir, "snap")
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := newSnapshotSink(f)
+		for p := want; len(p) > 0; {
+			k := min(len(p), 1+rng.IntN(300<<10))
+			if n, err := w.Write(p[:k]); n != k || err != nil {
+				t.Fatalf("size %d: Write = %d, %v", size, n, err)
+			}
+			p = p[k:]
+		}
+		if err := w.finish(); err != nil {
+			t.Fatalf("size %d: finish: %v", size, err)
+		}
+		if err := f.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		got, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("size %d: read back %d bytes that differ from the %d written", size, len(got), len(want))
+		}
+	}
+}
+
+// TestSnapshotSinkUsesDirectIO checks that a snapshot file is written with
+// O_DIRECT when the filesystem takes it, and that finish turns it off for
+// the last partial block.
+func TestSnapshotSinkUsesDirectIO(t *testing.T) {
+	f, err := os.Create(filepath.Join(t.TempDir(), "snap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	probe, err := os.Create(filepath.Join(t.TempDir(), "probe"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer probe.Close()
+	supported := setDirect(probe, true) == nil
+	w := newSnapshotSink(f)
+	dw, isDirect := w.(*directWriter)
+	if isDirect != supported {
+		t.Fatalf("sink %T on a filesystem where O_DIRECT can be set: %v", w, supported)
+	}
+	if !supported {
+		t.Log("this filesystem refuses O_DIRECT: snapshots go through the page cache")
+		return
+	}
+	if !directFlag(t, f) {
+		t.Fatal("O_DIRECT is not set on the snapshot file")
+	}
+	if _, err := w.Write(make([]byte, directChunk+10)); err != nil {
+		t.Fatal(err)
+	}
+	if dw.buffered || dw.off != directChunk {
+		t.Fatalf("after a full chunk: buffered %v, offset %d; want a direct write of %d bytes", dw.buffered, dw.off, directChunk)
+	}
+	if err := w.finish(); err != nil {
+		t.Fatal(err)
+	}
+	if directFlag(t, f) {
+		t.Fatal("O_DIRECT still set after the partial last block")
+	}
+}
+
+// TestDirectWriterFallsBack checks that a direct write the filesystem
+// refuses (here: an unaligned offset, EINVAL) is done through the page
+// cache instead, and the rest of the file too.
+func TestDirectWriterFallsBack(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "snap")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteAt([]byte{7}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if setDirect(f, true) != nil {
+		t.Log("this filesystem refuses O_DIRECT: nothing to fall back from")
+		return
+	}
+	w := newDirectWriter(f)
+	w.off = 1 // unaligned: a direct write there fails with EINVAL
+	want := bytes.Repeat([]byte("paddock!"), (2*directChunk+100)/8)
+	if _, err := w.Write(want); err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	if err := w.finish(); err != nil {
+		t.Fatalf("finish: %v", err)
+	}
+	if !w.buffered {
+		t.Fatal("the writer did not fall back to the page cache")
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0] != 7 || !bytes.Equal(got[1:], want) {
+		t.Fatalf("read back %d bytes that differ from the %d written after the first", len(got), len(want))
+	}
+}
+
+// directFlag reports whether f has O_DIRECT set.
+func directFlag(t *testing.T, f *os.File) bool {
+	t.Helper()
+	flags, err := unix.FcntlInt(f.Fd(), unix.F_GETFL, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return flags&unix.O_DIRECT != 0
+}
+
+// TestReadWhole reads files of awkward sizes back whole, with direct I/O
+// where the filesystem takes it.
+func TestReadWhole(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, size := range []int{0, 1, 4095, 4096, 4097, directChunk + 1, 3*directChunk + 12345} {
+		want := make([]byte, size)
+		for i := range want {
+			want[i] = byte(rng.IntN(256))
+		}
+		path := filepath.Join(dir, "whole")
+		if err := os.WriteFile(path, want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := readWhole(f, int64(size))
+		f.Close()
+		if err != nil {
+			t.Fatalf("size %d: readWhole: %v", size, err)
+		}
+		if !bytes.Equal(got, want) || len(got) != cap(got) {
+			t.Fatalf("size %d: read %d bytes (capacity %d) that differ from the %d written", size, len(got), cap(got), size)
+		}
+	}
+}
+
+// TestReadWholeBypassesPageCache checks that a snapshot read at startup
+// does not fill the page cache: with the file's pages evicted, reading it
+// with readWhole leaves them out, where an ordinary read brings them in.
+func TestReadWholeBypassesPageCache(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "snap")
+	want := bytes.Repeat([]byte("0123456789abcdef"), (8<<20)/16)
+	if err := os.WriteFile(path, want, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if setDirect(f, true) != nil || setDirect(f, false) != nil {
+		t.Fatal("this filesystem refuses O_DIRECT; the data directory's filesystem (ext4 on CI) takes it")
+	}
+	evict(t, path)
+	if n := resident(t, path); n != 0 {
+		t.Fatalf("%d pages still cached after fsync and FADV_DONTNEED", n)
+	}
+	got, err := readWhole(f, int64(len(want)))
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("readWhole: %d bytes, %v", len(got), err)
+	}
+	if n := resident(t, path); n != 0 {
+		t.Fatalf("readWhole left %d of the file's pages in the page cache", n)
+	}
+	if _, err := os.ReadFile(path); err != nil {
+		t.Fatal(err)
+	}
+	if n := resident(t, path); n == 0 {
+		t.Fatal("an ordinary read left no page cached either: the check measures nothing")
+	}
+}
+
+// TestReadWholeFallsBack checks that a direct read the filesystem refuses
+// (here: a misaligned buffer, EINVAL) is done again through the page cache.
+func TestReadWholeFallsBack(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "snap")
+	want := bytes.Repeat([]byte("paddock!"), (directChunk+100)/8)
+	if err := os.WriteFile(path, want, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	refused := false
+	defer func(orig func(int) []byte) { directReadBuffer = orig }(directReadBuffer)
+	directReadBuffer = func(n int) []byte {
+		refused = true
+		return alignedBuffer(n + 1)[1:] // misaligned: the read fails with EINVAL
+	}
+	got, err := readWhole(f, int64(len(want)))
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("readWhole: %d bytes, %v", len(got), err)
+	}
+	if !refused {
+		t.Fatal("readWhole never tried direct I/O")
+	}
+	if directFlag(t, f) {
+		t.Fatal("O_DIRECT still set after the fallback")
+	}
+}
+
+// TestReadWholeShortFile checks that a file shorter than the size asked
+// for is an error, not a buffer with zeros at its end.
+func TestReadWholeShortFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "snap")
+	if err := os.WriteFile(path, make([]byte, 10000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := readWhole(f, 20000); err == nil || !strings.Contains(err.Error(), "10000 of its 20000") {
+		t.Fatalf("readWhole of a short file = %v, want an error naming both lengths", err)
+	}
+}
+
+// evict writes path's pages back and drops them from the page cache.
+func evict(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// resident counts path's pages in the page cache (mincore(2)).
+func resident(t *testing.T, path string) int {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := unix.Mmap(int(f.Fd()), 0, int(fi.Size()), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Munmap(m)
+	vec := make([]byte, (len(m)+os.Getpagesize()-1)/os.Getpagesize())
+	if _, _, errno := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&m[0])), uintptr(len(m)), uintptr(unsafe.Pointer(&vec[0]))); errno != 0 {
+		t.Fatalf("mincore: %v", errno)
+	}
+	n := 0
+	for _, v := range vec {
+		n += int(v & 1)
+	}
+	return n
+}
