@@ -3,7 +3,6 @@ package tree
 import (
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/paddockhq/paddock/internal/proto"
 )
@@ -30,22 +29,25 @@ type Stream struct {
 	savedKids map[*Node]map[string]*Node
 	stack     []streamFrame
 	header    bool
+	cacheHits int // frames whose order came from Tree.sorted (for tests)
 }
 
-// streamFrame is a node whose children are being streamed: their names and
-// nodes as the stream saw them when it reached the parent, sorted by name.
-// Taking them then is right: a children map changed later is copied first
-// (preserve), so it held these children at the stream's start too.
+// streamFrame is a node whose children are being streamed: their names as
+// the stream saw them when it reached the parent, sorted. Taking them then
+// is right: a children map changed later is copied first (preserve), so it
+// held these children at the stream's start too, and each child is looked
+// up in the parent's children as of the start (kids).
 type streamFrame struct {
-	path string // the parent's path, with a trailing "/" except for the root
-	kids []streamKid
-	next int
+	path   string // the parent's path, with a trailing "/" except for the root
+	parent *Node
+	names  []string
+	next   int
 }
 
-type streamKid struct {
-	name string
-	node *Node
-}
+// sortCacheMin is the fewest children for which a parent's sorted names
+// are kept between snapshots (Tree.sorted); smaller sets are sorted anew,
+// which is cheap, and cost no memory in between.
+const sortCacheMin = 64
 
 // BeginStream opens a stream of the tree's current state.
 func (t *Tree) BeginStream() *Stream {
@@ -115,22 +117,23 @@ func (s *Stream) Next(b []byte, max int) ([]byte, bool) {
 	}
 	for ; max > 0 && len(s.stack) > 0; max-- {
 		f := &s.stack[len(s.stack)-1]
-		if f.next == len(f.kids) {
+		if f.next == len(f.names) {
 			s.stack = s.stack[:len(s.stack)-1]
 			max++ // popping appends nothing
 			continue
 		}
-		k := f.kids[f.next]
+		name := f.names[f.next]
 		f.next++
+		n := s.kids(f.parent)[name]
 		// The path goes straight into b: only a node with children needs
 		// it as a string, for its frame.
 		start := len(b)
-		b = proto.AppendInt32(b, int32(len(f.path)+len(k.name)))
+		b = proto.AppendInt32(b, int32(len(f.path)+len(name)))
 		b = append(b, f.path...)
-		b = append(b, k.name...)
-		b = appendNodeFields(b, s.state(k.node))
-		if len(s.kids(k.node)) > 0 {
-			s.push(string(b[start+4:start+4+len(f.path)+len(k.name)]), k.node)
+		b = append(b, name...)
+		b = appendNodeFields(b, s.state(n))
+		if len(s.kids(n)) > 0 {
+			s.push(string(b[start+4:start+4+len(f.path)+len(name)]), n)
 		}
 	}
 	return b, len(s.stack) == 0
@@ -142,13 +145,31 @@ func (s *Stream) push(path string, n *Node) {
 	if len(m) == 0 {
 		return
 	}
-	kids := make([]streamKid, 0, len(m))
-	for name, c := range m {
-		kids = append(kids, streamKid{name, c})
-	}
-	slices.SortFunc(kids, func(a, b streamKid) int { return strings.Compare(a.name, b.name) })
 	if path != "/" {
 		path += "/"
 	}
-	s.stack = append(s.stack, streamFrame{path: path, kids: kids})
+	s.stack = append(s.stack, streamFrame{path: path, parent: n, names: s.sortedNames(n, m)})
+}
+
+// sortedNames returns the names of m, n's children at the stream's start,
+// in order: from the tree's cache when n's children have not changed since
+// the stream began (then m is n's live map, and a cached order is current),
+// else sorted here, and cached if there are many.
+func (s *Stream) sortedNames(n *Node, m map[string]*Node) []string {
+	_, changed := s.savedKids[n]
+	if !changed {
+		if names, ok := s.t.sorted[n]; ok {
+			s.cacheHits++
+			return names
+		}
+	}
+	names := make([]string, 0, len(m))
+	for name := range m {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	if !changed && len(names) >= sortCacheMin {
+		s.t.sorted[n] = names
+	}
+	return names
 }

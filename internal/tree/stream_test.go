@@ -11,9 +11,12 @@ import (
 	"github.com/paddockhq/paddock/internal/zpath"
 )
 
-// TestStreamIsTheStartState interleaves random changes with a snapshot
-// stream and checks that the stream's bytes are exactly AppendSnapshot at
+// TestStreamIsTheStartState interleaves random changes with snapshot
+// streams and checks that each stream's bytes are exactly AppendSnapshot at
 // the moment the stream began, and that the tree afterwards is unaffected.
+// Several streams run one after another on the same tree, and a few
+// parents get well over sortCacheMin children, so the sorted orders cached
+// by one stream are reused, or found stale, by the next.
 func TestStreamIsTheStartState(t *testing.T) {
 	acls := [][]proto.ACL{
 		OpenACL,
@@ -27,12 +30,21 @@ func TestStreamIsTheStartState(t *testing.T) {
 			tr := New()
 			var paths []string
 			zxid := int64(1)
+			structural := true // creates and deletes too, not only data and ACLs
 			mutate := func() {
 				zxid++
-				switch op := r.Intn(6); {
+				op := r.Intn(6)
+				if !structural {
+					op = 3 + r.Intn(3)
+				}
+				switch {
 				case op <= 1 || len(paths) == 0: // create under root or a random node
 					parent := "/"
-					if len(paths) > 0 && r.Intn(3) > 0 {
+					switch k := r.Intn(6); {
+					case len(paths) == 0:
+					case k < 3: // a few parents get many children
+						parent = paths[r.Intn(min(3, len(paths)))]
+					case k < 5:
 						parent = paths[r.Intn(len(paths))]
 					}
 					p := zpath.Join(parent, fmt.Sprintf("n%d", r.Intn(1000)))
@@ -63,34 +75,46 @@ func TestStreamIsTheStartState(t *testing.T) {
 					}
 				}
 			}
-			for i := 0; i < 300; i++ {
-				mutate()
-			}
-			want := tr.AppendSnapshot(nil)
-			s := tr.BeginStream()
-			var got []byte
-			for done := false; !done; {
-				got, done = s.Next(got, 1+r.Intn(7))
-				for j := r.Intn(20); j > 0; j-- {
+			hits := 0
+			for round := 0; round < 7; round++ {
+				// Rounds 3, 4 and 6 change data and ACLs only: round 4
+				// finds the orders round 3 cached still good, round 5
+				// changes them again.
+				structural = round < 3 || round == 5
+				for i := 0; i < 500; i++ {
 					mutate()
 				}
+				want := tr.AppendSnapshot(nil)
+				s := tr.BeginStream()
+				var got []byte
+				for done := false; !done; {
+					got, done = s.Next(got, 1+r.Intn(7))
+					for j := r.Intn(20); j > 0; j-- {
+						mutate()
+					}
+				}
+				s.End()
+				hits += s.cacheHits
+				if !bytes.Equal(got, want) {
+					t.Fatalf("round %d: stream differs from the state it began with (%d vs %d bytes)", round, len(got), len(want))
+				}
+				// The stream decodes, and the live tree is the one the
+				// changes made: compare it with a fresh copy through the
+				// snapshot format.
+				if _, err := DecodeSnapshot(proto.NewDecoder(got)); err != nil {
+					t.Fatal(err)
+				}
+				after := tr.AppendSnapshot(nil)
+				back, err := DecodeSnapshot(proto.NewDecoder(after))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !equalTrees(tr, back) {
+					t.Fatalf("round %d: tree changed by the stream", round)
+				}
 			}
-			s.End()
-			if !bytes.Equal(got, want) {
-				t.Fatalf("stream differs from the state it began with (%d vs %d bytes)", len(got), len(want))
-			}
-			// The stream decodes, and the live tree is the one the changes
-			// made: compare it with a fresh copy through the snapshot format.
-			if _, err := DecodeSnapshot(proto.NewDecoder(got)); err != nil {
-				t.Fatal(err)
-			}
-			after := tr.AppendSnapshot(nil)
-			back, err := DecodeSnapshot(proto.NewDecoder(after))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !equalTrees(tr, back) {
-				t.Fatal("tree changed by the stream")
+			if hits == 0 {
+				t.Fatal("no stream used a cached order: the test misses the cache")
 			}
 			if tr.stream != nil {
 				t.Fatal("stream still attached after End")
@@ -119,4 +143,46 @@ func equalTrees(a, b *Tree) bool {
 		}
 	}
 	return true
+}
+
+// TestStreamCachedOrder walks a parent with many children through the
+// cases of the cached order: a change during a stream (the stream uses the
+// old children, and must not cache their order for the next one), a stream
+// with no change since (served from the cache), and deletes and creates
+// between streams.
+func TestStreamCachedOrder(t *testing.T) {
+	tr := New()
+	tr.Create("/p", nil, OpenACL, 0, 1, 1)
+	for i := range 2 * sortCacheMin {
+		tr.Create(fmt.Sprintf("/p/c%03d", i), []byte{byte(i)}, OpenACL, 0, int64(2+i), 1)
+	}
+	drain := func(s *Stream) []byte {
+		var b []byte
+		for done := false; !done; {
+			b, done = s.Next(b, 5)
+		}
+		s.End()
+		return b
+	}
+	check := func(step string, change func(), wantHits int) {
+		t.Helper()
+		want := tr.AppendSnapshot(nil)
+		s := tr.BeginStream()
+		if change != nil {
+			change() // after the stream began: it must not show
+		}
+		if got := drain(s); !bytes.Equal(got, want) {
+			t.Fatalf("%s: stream differs from the state it began with", step)
+		}
+		if s.cacheHits != wantHits {
+			t.Fatalf("%s: %d frames from the cache, want %d", step, s.cacheHits, wantHits)
+		}
+	}
+	check("first stream", func() { tr.Create("/p/late", nil, OpenACL, 0, 500, 1) }, 0)
+	check("after a create during the last stream", nil, 0)
+	check("unchanged since", nil, 1)
+	tr.Delete("/p/c007", 501)
+	check("after a delete", func() { tr.Delete("/p/c008", 502) }, 0)
+	check("after a delete during the last stream", nil, 0)
+	check("unchanged again", nil, 1)
 }

@@ -31,6 +31,12 @@ type Tree struct {
 	containers map[string]struct{}
 	ttls       map[string]struct{}
 	stream     *Stream // open snapshot stream, if any (see Stream)
+	// sorted caches, for parents with at least sortCacheMin children, the
+	// children's names in order, as snapshot streams walk them: sorting a
+	// parent's names anew for every snapshot was half of a snapshot's CPU
+	// with 100,000 children under one parent. An entry is dropped when the
+	// parent's children change (childrenChanging).
+	sorted map[*Node][]string
 }
 
 // New returns a tree holding "/" and ZooKeeper's reserved nodes as a fresh
@@ -62,6 +68,16 @@ func newEmpty() *Tree {
 		ephemerals: make(map[int64]map[string]struct{}),
 		containers: make(map[string]struct{}),
 		ttls:       make(map[string]struct{}),
+		sorted:     make(map[*Node][]string),
+	}
+}
+
+// childrenChanging is called before parent's children map changes: it keeps
+// the map's state for an open snapshot stream and drops the cached order.
+func (t *Tree) childrenChanging(parent *Node) {
+	t.preserve(parent, true)
+	if len(t.sorted) > 0 {
+		delete(t.sorted, parent)
 	}
 }
 
@@ -110,7 +126,7 @@ func (t *Tree) ACL(n *Node) []proto.ACL { return t.acls.get(n.ACL) }
 func (t *Tree) Create(path string, data []byte, acl []proto.ACL, owner, zxid, now int64) *Node {
 	parentPath, name := zpath.Parent(path)
 	parent := t.Get(parentPath)
-	t.preserve(parent, true)
+	t.childrenChanging(parent)
 	n := &Node{
 		Data: data, Czxid: zxid, Mzxid: zxid, Pzxid: zxid, Ctime: now, Mtime: now,
 		EphemeralOwner: owner, ACL: t.acls.intern(acl),
@@ -132,7 +148,7 @@ func (t *Tree) Create(path string, data []byte, acl []proto.ACL, owner, zxid, no
 func (t *Tree) Delete(path string, zxid int64) *Node {
 	parentPath, name := zpath.Parent(path)
 	parent := t.Get(parentPath)
-	t.preserve(parent, true)
+	t.childrenChanging(parent)
 	n := parent.children[name]
 	delete(parent.children, name)
 	if len(parent.children) == 0 {
@@ -154,7 +170,7 @@ func (t *Tree) Delete(path string, zxid int64) *Node {
 func (t *Tree) Reinsert(path string, n *Node, acl []proto.ACL) {
 	parentPath, name := zpath.Parent(path)
 	parent := t.Get(parentPath)
-	t.preserve(parent, true)
+	t.childrenChanging(parent)
 	t.preserve(n, false)
 	if parent.children == nil {
 		parent.children = make(map[string]*Node, 1)
