@@ -394,7 +394,7 @@ func (n *Node) maybeSnapshot() {
 	if n.snapEvery == 0 {
 		n.snapEvery = snapInterval(n.cfg.SnapCount)
 	}
-	if n.snapInFlight || applied-n.snapBase < n.snapEvery {
+	if n.snapInFlight || n.purging.Load() || applied-n.snapBase < n.snapEvery {
 		return
 	}
 	walBytes := n.wal.Stats().BytesWritten
@@ -463,17 +463,17 @@ func (n *Node) finishSnapshot(res snapResult) error {
 			n.logger.Error("compacting raft storage", "index", index-slack, "err", err)
 		}
 	}
-	kept, err := storage.PurgeSnapshots(n.cfg.DataDir, n.cfg.SnapRetainCount)
-	if err != nil {
-		n.logger.Error("purging old snapshots", "err", err)
-	} else if len(kept) > 0 {
-		n.walMu.Lock()
-		err := n.wal.ReleaseTo(kept[0].Index)
-		n.walMu.Unlock()
-		if err != nil {
-			n.logger.Error("releasing WAL segments", "index", kept[0].Index, "err", err)
-		}
-	}
+	// Deleting old snapshots and WAL segments (unlinking hundreds of
+	// megabytes, syncing directories) runs on its own goroutine: on this
+	// one it held up raft, and every write with it, for as long. The next
+	// snapshot waits for it (purging).
+	n.purging.Store(true)
+	n.snapWG.Add(1)
+	go func() {
+		defer n.snapWG.Done()
+		defer n.purging.Store(false)
+		n.purge()
+	}()
 	took := time.Since(res.started)
 	var size int64
 	if fi, err := os.Stat(res.path); err == nil {
@@ -486,6 +486,29 @@ func (n *Node) finishSnapshot(res snapResult) error {
 		n.cfg.OnSnapshot(took, size)
 	}
 	return nil
+}
+
+// purge deletes the snapshots past SnapRetainCount and the WAL segments
+// older than the oldest snapshot kept. The WAL lock is held only to drop
+// the segments from the WAL, not while their files are deleted.
+func (n *Node) purge() {
+	kept, err := storage.PurgeSnapshots(n.cfg.DataDir, n.cfg.SnapRetainCount)
+	if err != nil {
+		n.logger.Error("purging old snapshots", "err", err)
+		return
+	}
+	if len(kept) == 0 {
+		return
+	}
+	n.walMu.Lock()
+	remove, err := n.wal.Release(kept[0].Index)
+	n.walMu.Unlock()
+	if err == nil {
+		err = remove()
+	}
+	if err != nil {
+		n.logger.Error("releasing WAL segments", "index", kept[0].Index, "err", err)
+	}
 }
 
 // abortWriter fails writes once the node shuts down, so that Close does not

@@ -112,6 +112,7 @@ type Node struct {
 
 	snapDone chan snapResult // buffered 1: at most one snapshot in flight
 	snapWG   sync.WaitGroup
+	purging  atomic.Bool // old snapshots and WAL segments are being deleted
 
 	mu      sync.Mutex
 	status  Status

@@ -186,23 +186,28 @@ func TestSnapshotCompactionAndRestart(t *testing.T) {
 	if fi := n.FirstIndex(); fi <= 1 || fi > st.SnapshotIndex {
 		t.Fatalf("raft's memory log starts at %d with snapshot %d: not compacted", fi, st.SnapshotIndex)
 	}
-	snaps, err := storage.ListSnapshots(cfg.DataDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Three kept, and maybe one more written since the last purge.
-	if len(snaps) != 3 && len(snaps) != 4 {
-		t.Fatalf("%d snapshot files kept, want 3", len(snaps))
-	}
-	segs, _ := filepath.Glob(filepath.Join(cfg.LogDir, "*.wal"))
-	if first := filepath.Base(segs[0]); strings.HasPrefix(first, "0000000000000000-") {
-		t.Fatalf("WAL segment %s not released after snapshots (had %d segments at start)", first, firstSegments)
-	}
+	// Old snapshots and segments are deleted on a goroutine of their own,
+	// after the snapshot is recorded: three kept, and maybe one more
+	// written since the last purge.
+	var snaps []storage.SnapshotInfo
+	eventually(t, "old snapshots purged", func() bool {
+		var err error
+		if snaps, err = storage.ListSnapshots(cfg.DataDir); err != nil {
+			t.Fatal(err)
+		}
+		return len(snaps) == 3 || len(snaps) == 4
+	})
+	var segs []string
+	eventually(t, fmt.Sprintf("the first WAL segment released (%d segments at start)", firstSegments), func() bool {
+		segs, _ = filepath.Glob(filepath.Join(cfg.LogDir, "*.wal"))
+		return len(segs) > 0 && !strings.HasPrefix(filepath.Base(segs[0]), "0000000000000000-")
+	})
 	if err := n.Close(); err != nil {
 		t.Fatal(err)
 	}
 	// A snapshot may have been finishing during Close.
-	if snaps, err = storage.ListSnapshots(cfg.DataDir); err != nil {
+	snaps, err := storage.ListSnapshots(cfg.DataDir)
+	if err != nil {
 		t.Fatal(err)
 	}
 

@@ -507,25 +507,49 @@ func (w *WAL) createSegment(seq, first uint64) error {
 // (the index of the oldest snapshot to keep). The segment being appended to
 // is never deleted.
 func (w *WAL) ReleaseTo(index uint64) error {
-	if err := w.usable(); err != nil {
+	remove, err := w.Release(index)
+	if err != nil {
 		return err
+	}
+	return remove()
+}
+
+// Release drops from the WAL the segments that hold only entries at or
+// below index, as ReleaseTo, and returns a function that deletes their files
+// and syncs the directory. The function touches no WAL state, so it may run
+// on another goroutine, outside the lock that orders the WAL's methods:
+// unlinking tens of megabytes and syncing a directory take milliseconds that
+// appends need not wait for. A crash before the files are gone leaves
+// segments whose entries all precede a durable snapshot: a restart finds
+// them with the rest, skips their entries, and releases them after its next
+// snapshot.
+func (w *WAL) Release(index uint64) (remove func() error, err error) {
+	if err := w.usable(); err != nil {
+		return nil, err
 	}
 	n := 0
 	for n < len(w.segs)-1 && w.segs[n+1].first-1 <= index {
 		n++
 	}
 	if n == 0 {
-		return nil
+		return func() error { return nil }, nil
 	}
-	for _, s := range w.segs[:n] {
-		if err := os.Remove(s.path); err != nil {
-			return fmt.Errorf("storage: removing WAL segment released up to index %d: %w", index, err)
+	paths := make([]string, n)
+	for i, s := range w.segs[:n] {
+		paths[i] = s.path
+	}
+	w.segs = w.segs[n:]
+	w.segCount.Store(int64(len(w.segs)))
+	dir, logger := w.dir, w.logger
+	return func() error {
+		for _, p := range paths {
+			if err := os.Remove(p); err != nil {
+				return fmt.Errorf("storage: removing WAL segment released up to index %d: %w", index, err)
+			}
+			logger.Info("removed WAL segment", "path", p, "released_to", index)
 		}
-		w.logger.Info("removed WAL segment", "path", s.path, "released_to", index)
-		w.segs = w.segs[1:]
-		w.segCount.Store(int64(len(w.segs)))
-	}
-	return syncDir(w.dir)
+		return syncDir(dir)
+	}, nil
 }
 
 // LastIndex returns the index of the last entry written, or the index of

@@ -327,6 +327,52 @@ func TestWALRolloverAndRelease(t *testing.T) {
 	}
 }
 
+// TestWALReleaseDeletesLater checks Release: the segments leave the WAL at
+// once, appends go on, and their files are deleted only when the returned
+// function runs (outside the WAL's lock, in the server).
+func TestWALReleaseDeletesLater(t *testing.T) {
+	dir := t.TempDir()
+	w := openWAL(t, dir, 1024)
+	for i := uint64(1); i <= 200; i++ {
+		save(t, w, batch{hs: raftpb.HardState{Term: 1, Vote: 1, Commit: i}, ents: ents(i, i, 1)})
+	}
+	if err := w.SaveSnapshotMarker(storage.SnapshotMarker{Index: 120, Term: 1}); err != nil {
+		t.Fatal(err)
+	}
+	before := w.SegmentPaths()
+	remove, err := w.Release(120)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := w.SegmentPaths()
+	if len(kept) >= len(before) || w.Stats().Segments != int64(len(kept)) {
+		t.Fatalf("Release(120): %d segments of %d left, Stats says %d", len(kept), len(before), w.Stats().Segments)
+	}
+	released := before[:len(before)-len(kept)]
+	for _, p := range released {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("released segment %s deleted before remove ran: %v", p, err)
+		}
+	}
+	save(t, w, batch{hs: raftpb.HardState{Term: 1, Vote: 1, Commit: 210}, ents: ents(201, 210, 1)})
+	if err := remove(); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range released {
+		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("released segment %s still there after remove: %v", p, err)
+		}
+	}
+	w.Close()
+	w = openWAL(t, dir, 1024)
+	defer w.Close()
+	hs, es, m := readAll(t, w, 120)
+	sameEntries(t, es, ents(121, 210, 1))
+	if hs.Commit != 210 || m.Index != 120 {
+		t.Fatalf("after release: hard state %+v marker %+v", hs, m)
+	}
+}
+
 func TestWALRolloverWithoutEntries(t *testing.T) {
 	dir := t.TempDir()
 	w := openWAL(t, dir, 200)
