@@ -138,7 +138,9 @@ func (n *Node) installSnapshot(snap raftpb.Snapshot) error {
 	if err != nil {
 		return fmt.Errorf("raftnode: reading received snapshot: %w", err)
 	}
-	if err := n.sm.Restore(snapshot.Body); err != nil {
+	err = n.sm.Restore(snapshot.Body)
+	snapshot.Close() // the state machine keeps nothing of the body
+	if err != nil {
 		return fmt.Errorf("raftnode: restoring received snapshot %s: %w", info.Path, err)
 	}
 	n.walMu.Lock()

@@ -39,7 +39,9 @@ type StateMachine interface {
 	// while Apply continues, so the capture must be consistent.
 	Snapshot() (write func(io.Writer) error, err error)
 	// Restore replaces the state with a snapshot's body, read whole and
-	// verified (at start-up, and when the leader sends one).
+	// verified (at start-up, and when the leader sends one). The body's
+	// memory is released when Restore returns: the state machine must copy
+	// what it keeps.
 	Restore(data []byte) error
 }
 
@@ -264,7 +266,9 @@ func (n *Node) restore() (fresh bool, err error) {
 	case err != nil:
 		return false, err
 	default:
-		if rerr := n.sm.Restore(snap.Body); rerr != nil {
+		rerr := n.sm.Restore(snap.Body)
+		snap.Close() // the state machine keeps nothing of the body
+		if rerr != nil {
 			return false, fmt.Errorf("raftnode: restoring snapshot %s: %w", snap.Path, rerr)
 		}
 		if err := n.ms.ApplySnapshot(raftpb.Snapshot{Metadata: snap.Meta}); err != nil {

@@ -153,41 +153,59 @@ func (w *directWriter) finish() error {
 	return nil
 }
 
-// directReadBuffer returns the aligned buffer readWhole reads into (a
-// variable so a test can hand it a misaligned one).
-var directReadBuffer = alignedBuffer
+// readBuffer returns an n-byte buffer aligned for direct I/O, for
+// readWhole, and the function that gives its memory back. Where the system
+// can map anonymous memory (mapMemory) the buffer is outside the Go heap, so
+// a snapshot's hundreds of megabytes leave the process as soon as it is
+// decoded, instead of waiting for the collector and the scavenger. It is a
+// variable so a test can hand readWhole a misaligned buffer.
+var readBuffer = func(n int) ([]byte, func()) {
+	if mapMemory != nil && n > 0 {
+		if b, unmap, err := mapMemory(n); err == nil {
+			return b, unmap
+		}
+	}
+	return alignedBuffer(n), func() {}
+}
 
-// readWhole reads f, size bytes long, into a new buffer in one pass. Where
-// the system has direct I/O it reads with it: straight from the disk into
-// the buffer, without copying through the page cache or filling it with
-// pages nobody reads again (a snapshot is read whole once, at startup, and
-// was written with direct I/O, so it is seldom cached anyway). A filesystem
-// that refuses direct I/O gets an ordinary read.
-func readWhole(f *os.File, size int64) ([]byte, error) {
+// readWhole reads f, size bytes long, into a new buffer in one pass, and
+// returns it with the function that releases it (after which the buffer
+// must not be used). Where the system has direct I/O it reads with it:
+// straight from the disk into the buffer, without copying through the page
+// cache or filling it with pages nobody reads again (a snapshot is read
+// whole once, at startup, and was written with direct I/O, so it is seldom
+// cached anyway). A filesystem that refuses direct I/O gets an ordinary
+// read.
+func readWhole(f *os.File, size int64) (data []byte, release func(), err error) {
+	buf, free := readBuffer(int((size + directAlign - 1) &^ (directAlign - 1)))
+	defer func() {
+		if err != nil {
+			free()
+		}
+	}()
 	// Go's os.File retries EINTR; a direct read can still be refused
 	// (EINVAL) by a filesystem that took the flag, and is then done again
 	// through the page cache.
 	if setDirect != nil && setDirect(f, true) == nil {
-		buf := directReadBuffer(int((size + directAlign - 1) &^ (directAlign - 1)))
 		n, err := f.ReadAt(buf, 0)
 		switch {
 		case int64(n) == size && (err == nil || err == io.EOF):
-			return buf[:size:size], nil
+			return buf[:size:size], free, nil
 		case err == nil || err == io.EOF:
-			return nil, fmt.Errorf("%s ended after %d of its %d bytes", f.Name(), n, size)
+			return nil, nil, fmt.Errorf("%s ended after %d of its %d bytes", f.Name(), n, size)
 		case !errors.Is(err, errInvalid):
-			return nil, err
+			return nil, nil, err
 		}
 		if err := setDirect(f, false); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	buf := make([]byte, size)
+	buf = buf[:size:size]
 	if n, err := io.ReadFull(io.NewSectionReader(f, 0, size), buf); err != nil {
 		if err == io.ErrUnexpectedEOF || err == io.EOF {
-			return nil, fmt.Errorf("%s ended after %d of its %d bytes", f.Name(), n, size)
+			return nil, nil, fmt.Errorf("%s ended after %d of its %d bytes", f.Name(), n, size)
 		}
-		return nil, err
+		return nil, nil, err
 	}
-	return buf, nil
+	return buf, free, nil
 }

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"unsafe"
@@ -162,7 +163,7 @@ func TestReadWhole(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := readWhole(f, int64(size))
+		got, release, err := readWhole(f, int64(size))
 		f.Close()
 		if err != nil {
 			t.Fatalf("size %d: readWhole: %v", size, err)
@@ -170,6 +171,7 @@ func TestReadWhole(t *testing.T) {
 		if !bytes.Equal(got, want) || len(got) != cap(got) {
 			t.Fatalf("size %d: read %d bytes (capacity %d) that differ from the %d written", size, len(got), cap(got), size)
 		}
+		release()
 	}
 }
 
@@ -194,10 +196,11 @@ func TestReadWholeBypassesPageCache(t *testing.T) {
 	if n := resident(t, path); n != 0 {
 		t.Fatalf("%d pages still cached after fsync and FADV_DONTNEED", n)
 	}
-	got, err := readWhole(f, int64(len(want)))
+	got, release, err := readWhole(f, int64(len(want)))
 	if err != nil || !bytes.Equal(got, want) {
 		t.Fatalf("readWhole: %d bytes, %v", len(got), err)
 	}
+	release()
 	if n := resident(t, path); n != 0 {
 		t.Fatalf("readWhole left %d of the file's pages in the page cache", n)
 	}
@@ -223,12 +226,12 @@ func TestReadWholeFallsBack(t *testing.T) {
 	}
 	defer f.Close()
 	refused := false
-	defer func(orig func(int) []byte) { directReadBuffer = orig }(directReadBuffer)
-	directReadBuffer = func(n int) []byte {
+	defer func(orig func(int) ([]byte, func())) { readBuffer = orig }(readBuffer)
+	readBuffer = func(n int) ([]byte, func()) {
 		refused = true
-		return alignedBuffer(n + 1)[1:] // misaligned: the read fails with EINVAL
+		return alignedBuffer(n + 1)[1:], func() {} // misaligned: the read fails with EINVAL
 	}
-	got, err := readWhole(f, int64(len(want)))
+	got, _, err := readWhole(f, int64(len(want)))
 	if err != nil || !bytes.Equal(got, want) {
 		t.Fatalf("readWhole: %d bytes, %v", len(got), err)
 	}
@@ -252,7 +255,7 @@ func TestReadWholeShortFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if _, err := readWhole(f, 20000); err == nil || !strings.Contains(err.Error(), "10000 of its 20000") {
+	if _, _, err := readWhole(f, 20000); err == nil || !strings.Contains(err.Error(), "10000 of its 20000") {
 		t.Fatalf("readWhole of a short file = %v, want an error naming both lengths", err)
 	}
 }
@@ -299,4 +302,35 @@ func resident(t *testing.T, path string) int {
 		n += int(v & 1)
 	}
 	return n
+}
+
+// TestReadWholeOutsideGoHeap checks that readWhole's buffer is not Go heap
+// (so a snapshot's memory leaves the process when released, not when the
+// collector and scavenger get to it).
+func TestReadWholeOutsideGoHeap(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "snap")
+	const size = 32 << 20
+	if err := os.WriteFile(path, bytes.Repeat([]byte{0xa5}, size), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	got, release, err := readWhole(f, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if got[0] != 0xa5 || got[size-1] != 0xa5 || len(got) != size {
+		t.Fatalf("read %d bytes, ends %#x %#x", len(got), got[0], got[size-1])
+	}
+	if grew := int64(after.HeapAlloc) - int64(before.HeapAlloc); grew > size/4 {
+		t.Fatalf("the Go heap grew by %d bytes reading %d: the buffer is Go heap", grew, size)
+	}
+	release()
 }

@@ -297,12 +297,24 @@ func decodeSnapshotMeta(info SnapshotInfo, b []byte) (raftpb.SnapshotMetadata, e
 type Snapshot struct {
 	Path string
 	Meta raftpb.SnapshotMetadata
-	// Body is the state machine's bytes.
-	Body []byte
+	// Body is the state machine's bytes. It may live outside the Go heap:
+	// it must not be used, nor anything kept that points into it, after
+	// Close.
+	Body    []byte
+	release func()
+}
+
+// Close gives the memory holding Body back. Closing twice is harmless.
+func (s *Snapshot) Close() {
+	if s.release != nil {
+		s.release()
+		s.release = nil
+	}
+	s.Body = nil
 }
 
 // ReadSnapshot reads the snapshot file info into memory in one pass and
-// verifies it there: the checksum, header and trailer are checked before
+// verifies it there (the caller must Close the result): the checksum, header and trailer are checked before
 // any of it is returned, as OpenSnapshot checks them, without reading the
 // file twice. On Linux the file is read with direct I/O (readWhole), so a
 // snapshot written with direct I/O goes straight from the disk into the
@@ -321,21 +333,24 @@ func ReadSnapshot(info SnapshotInfo) (*Snapshot, error) {
 	if size < snapFixedHeader+snapTrailerLen {
 		return nil, snapCorrupt(info, 0, "snapshot file of %d bytes is too short", size)
 	}
-	data, err := readWhole(f, size)
+	data, release, err := readWhole(f, size)
 	if err != nil {
 		return nil, fmt.Errorf("storage: reading snapshot %s: %w", info.Path, err)
 	}
 	sum := crc32.Checksum(data[:size-4], castagnoli)
 	metaLen, bodyLen, err := snapshotLayout(info, size, data[:snapFixedHeader], data[size-snapTrailerLen:], sum)
 	if err != nil {
+		release()
 		return nil, err
 	}
+	// The metadata is decoded into fresh memory (no bytes fields alias it).
 	meta, err := decodeSnapshotMeta(info, data[snapFixedHeader:snapFixedHeader+metaLen])
 	if err != nil {
+		release()
 		return nil, err
 	}
 	start := snapFixedHeader + metaLen
-	return &Snapshot{Path: info.Path, Meta: meta, Body: data[start : start+bodyLen : start+bodyLen]}, nil
+	return &Snapshot{Path: info.Path, Meta: meta, Body: data[start : start+bodyLen : start+bodyLen], release: release}, nil
 }
 
 // PurgeSnapshots deletes all but the retain newest snapshots of dir (retain

@@ -55,7 +55,13 @@ func loadNewest(t testing.TB, dir string) (*storage.Snapshot, []byte) {
 	if !bytes.Equal(streamed, s.Body) {
 		t.Fatalf("%s: OpenSnapshot streams %d bytes, LoadNewestSnapshot read a body of %d", s.Path, len(streamed), len(s.Body))
 	}
-	return s, s.Body
+	body := bytes.Clone(s.Body)
+	s.Close()
+	if s.Body != nil {
+		t.Fatal("Close left the body in place")
+	}
+	s.Close() // twice is harmless
+	return s, body
 }
 
 func TestSnapshotRoundTrip(t *testing.T) {

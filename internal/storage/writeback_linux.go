@@ -71,3 +71,13 @@ var setDirect = func(f *os.File, on bool) error {
 	}
 	return serr
 }
+
+// mapMemory maps n bytes of anonymous memory, page-aligned, outside the Go
+// heap, and returns them with the function that unmaps them.
+var mapMemory = func(n int) ([]byte, func(), error) {
+	b, err := unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, func() { _ = unix.Munmap(b) }, nil
+}

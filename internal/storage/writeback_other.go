@@ -19,3 +19,6 @@ var errInvalid = errors.New("storage: invalid argument")
 
 // setDirect is nil: direct I/O is used on Linux only.
 var setDirect func(f *os.File, on bool) error
+
+// mapMemory is nil: readWhole's buffers come from the Go heap.
+var mapMemory func(n int) ([]byte, func(), error)
