@@ -97,7 +97,9 @@
 // LoadNewestSnapshot reads the newest snapshot whole in one pass
 // (ReadSnapshot: with direct I/O on Linux, so a snapshot written with direct
 // I/O is not first copied through the page cache), verifies its checksum in
-// memory before returning any of it, and falls back to older snapshots,
+// memory before returning any of it (the buffer is anonymous memory outside
+// the Go heap on Linux, given back by Snapshot.Close once the state machine
+// has decoded it), and falls back to older snapshots,
 // logging each damaged one. OpenSnapshot verifies a file and streams its
 // body instead, for sending it to another member and for the data tools.
 //
