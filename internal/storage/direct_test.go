@@ -179,16 +179,8 @@ func TestReadWhole(t *testing.T) {
 // does not fill the page cache: with the file's pages evicted, reading it
 // with readWhole leaves them out, where an ordinary read brings them in.
 func TestReadWholeBypassesPageCache(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "snap")
 	want := bytes.Repeat([]byte("0123456789abcdef"), (8<<20)/16)
-	if err := os.WriteFile(path, want, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	path, f := writeFile(t, want)
 	if setDirect(f, true) != nil || setDirect(f, false) != nil {
 		t.Fatal("this filesystem refuses O_DIRECT; the data directory's filesystem (ext4 on CI) takes it")
 	}
@@ -215,16 +207,8 @@ func TestReadWholeBypassesPageCache(t *testing.T) {
 // TestReadWholeFallsBack checks that a direct read the filesystem refuses
 // (here: a misaligned buffer, EINVAL) is done again through the page cache.
 func TestReadWholeFallsBack(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "snap")
 	want := bytes.Repeat([]byte("paddock!"), (directChunk+100)/8)
-	if err := os.WriteFile(path, want, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	_, f := writeFile(t, want)
 	refused := false
 	defer func(orig func(int) ([]byte, func())) { readBuffer = orig }(readBuffer)
 	readBuffer = func(n int) ([]byte, func()) {
@@ -333,4 +317,20 @@ func TestReadWholeOutsideGoHeap(t *testing.T) {
 		t.Fatalf("the Go heap grew by %d bytes reading %d: the buffer is Go heap", grew, size)
 	}
 	release()
+}
+
+// writeFile writes data to a new file and opens it for reading; the file is
+// closed when the test ends.
+func writeFile(t *testing.T, data []byte) (string, *os.File) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "snap")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return path, f
 }

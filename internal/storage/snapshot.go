@@ -213,13 +213,9 @@ func OpenSnapshot(info SnapshotInfo) (*SnapshotReader, error) {
 
 // verifySnapshot checks the checksum, header and trailer of f.
 func verifySnapshot(f *os.File, info SnapshotInfo) (*SnapshotReader, error) {
-	fi, err := f.Stat()
+	size, err := snapshotSize(f, info)
 	if err != nil {
-		return nil, fmt.Errorf("storage: stat of snapshot: %w", err)
-	}
-	size := fi.Size()
-	if size < snapFixedHeader+snapTrailerLen {
-		return nil, snapCorrupt(info, 0, "snapshot file of %d bytes is too short", size)
+		return nil, err
 	}
 	h := crc32.New(castagnoli)
 	if _, err := io.CopyBuffer(h, io.NewSectionReader(f, 0, size-4), make([]byte, 1<<20)); err != nil {
@@ -251,6 +247,20 @@ func verifySnapshot(f *os.File, info SnapshotInfo) (*SnapshotReader, error) {
 		body: io.NewSectionReader(f, snapFixedHeader+metaLen, bodyLen),
 		f:    f,
 	}, nil
+}
+
+// snapshotSize returns the length of the snapshot file f, checking it can
+// hold a header and a trailer.
+func snapshotSize(f *os.File, info SnapshotInfo) (int64, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("storage: stat of snapshot: %w", err)
+	}
+	size := fi.Size()
+	if size < snapFixedHeader+snapTrailerLen {
+		return 0, snapCorrupt(info, 0, "snapshot file of %d bytes is too short", size)
+	}
+	return size, nil
 }
 
 // snapCorrupt returns the CorruptError for a damaged snapshot file.
@@ -314,9 +324,9 @@ func (s *Snapshot) Close() {
 }
 
 // ReadSnapshot reads the snapshot file info into memory in one pass and
-// verifies it there (the caller must Close the result): the checksum, header and trailer are checked before
-// any of it is returned, as OpenSnapshot checks them, without reading the
-// file twice. On Linux the file is read with direct I/O (readWhole), so a
+// verifies it there (the caller must Close the result): the checksum,
+// header and trailer are checked before any of it is returned, as
+// OpenSnapshot checks them, without reading the file twice. On Linux the file is read with direct I/O (readWhole), so a
 // snapshot written with direct I/O goes straight from the disk into the
 // buffer at startup.
 func ReadSnapshot(info SnapshotInfo) (*Snapshot, error) {
@@ -325,13 +335,9 @@ func ReadSnapshot(info SnapshotInfo) (*Snapshot, error) {
 		return nil, fmt.Errorf("storage: opening snapshot: %w", err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
+	size, err := snapshotSize(f, info)
 	if err != nil {
-		return nil, fmt.Errorf("storage: stat of snapshot: %w", err)
-	}
-	size := fi.Size()
-	if size < snapFixedHeader+snapTrailerLen {
-		return nil, snapCorrupt(info, 0, "snapshot file of %d bytes is too short", size)
+		return nil, err
 	}
 	data, release, err := readWhole(f, size)
 	if err != nil {

@@ -260,8 +260,10 @@ func TestWALSyncsOncePerSave(t *testing.T) {
 	}
 }
 
-func TestWALRolloverAndRelease(t *testing.T) {
-	dir := t.TempDir()
+// walPastSnapshot opens a WAL in dir with 1 KiB segments and writes 200
+// committed entries and a snapshot marker at index 120.
+func walPastSnapshot(t *testing.T, dir string) *storage.WAL {
+	t.Helper()
 	w := openWAL(t, dir, 1024)
 	for i := uint64(1); i <= 200; i++ {
 		save(t, w, batch{hs: raftpb.HardState{Term: 1, Vote: 1, Commit: i}, ents: ents(i, i, 1)})
@@ -269,6 +271,27 @@ func TestWALRolloverAndRelease(t *testing.T) {
 	if err := w.SaveSnapshotMarker(storage.SnapshotMarker{Index: 120, Term: 1}); err != nil {
 		t.Fatal(err)
 	}
+	return w
+}
+
+// reopenReleased closes w, opens the WAL in dir again and checks that it
+// replays entries 121 to 210 after the marker at 120, with commit index
+// commit; it returns the reopened WAL.
+func reopenReleased(t *testing.T, w *storage.WAL, dir string, commit uint64) *storage.WAL {
+	t.Helper()
+	w.Close()
+	w = openWAL(t, dir, 1024)
+	hs, es, m := readAll(t, w, 120)
+	sameEntries(t, es, ents(121, 210, 1))
+	if hs.Commit != commit || m.Index != 120 {
+		t.Fatalf("after release: hard state %+v marker %+v", hs, m)
+	}
+	return w
+}
+
+func TestWALRolloverAndRelease(t *testing.T) {
+	dir := t.TempDir()
+	w := walPastSnapshot(t, dir)
 	save(t, w, batch{ents: ents(201, 210, 1)})
 	segs := w.SegmentPaths()
 	if len(segs) < 5 {
@@ -304,14 +327,8 @@ func TestWALRolloverAndRelease(t *testing.T) {
 	if _, first := parseSegName(t, left[0]); first > 121 {
 		t.Fatalf("first kept segment %s starts after 121", left[0])
 	}
-	w.Close()
-	w = openWAL(t, dir, 1024)
+	w = reopenReleased(t, w, dir, 200)
 	defer w.Close()
-	hs, es, m := readAll(t, w, 120)
-	sameEntries(t, es, ents(121, 210, 1))
-	if hs.Commit != 200 || m.Index != 120 {
-		t.Fatalf("after release: hard state %+v marker %+v", hs, m)
-	}
 	if _, _, _, err := w.ReadAll(0); !errors.Is(err, storage.ErrCorrupt) {
 		t.Fatalf("ReadAll(0) after release = %v, want an error about missing entries", err)
 	}
@@ -321,7 +338,7 @@ func TestWALRolloverAndRelease(t *testing.T) {
 	if got := len(w.SegmentPaths()); got != 1 {
 		t.Fatalf("ReleaseTo(huge) left %d segments, want only the open one", got)
 	}
-	hs, _, m = readAll(t, w, 210)
+	hs, _, m := readAll(t, w, 210)
 	if hs.Commit != 200 || m.Index != 120 {
 		t.Fatalf("the last segment lost state: hard state %+v marker %+v", hs, m)
 	}
@@ -332,13 +349,7 @@ func TestWALRolloverAndRelease(t *testing.T) {
 // function runs (outside the WAL's lock, in the server).
 func TestWALReleaseDeletesLater(t *testing.T) {
 	dir := t.TempDir()
-	w := openWAL(t, dir, 1024)
-	for i := uint64(1); i <= 200; i++ {
-		save(t, w, batch{hs: raftpb.HardState{Term: 1, Vote: 1, Commit: i}, ents: ents(i, i, 1)})
-	}
-	if err := w.SaveSnapshotMarker(storage.SnapshotMarker{Index: 120, Term: 1}); err != nil {
-		t.Fatal(err)
-	}
+	w := walPastSnapshot(t, dir)
 	before := w.SegmentPaths()
 	remove, err := w.Release(120)
 	if err != nil {
@@ -363,14 +374,8 @@ func TestWALReleaseDeletesLater(t *testing.T) {
 			t.Fatalf("released segment %s still there after remove: %v", p, err)
 		}
 	}
+	w = reopenReleased(t, w, dir, 210)
 	w.Close()
-	w = openWAL(t, dir, 1024)
-	defer w.Close()
-	hs, es, m := readAll(t, w, 120)
-	sameEntries(t, es, ents(121, 210, 1))
-	if hs.Commit != 210 || m.Index != 120 {
-		t.Fatalf("after release: hard state %+v marker %+v", hs, m)
-	}
 }
 
 func TestWALRolloverWithoutEntries(t *testing.T) {
