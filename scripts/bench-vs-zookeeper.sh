@@ -19,16 +19,22 @@
 #                 (ZooKeeper's JIT needs it)
 #   2. workloads  every workload of WORKLOADS, REPS times, with SESSIONS
 #                 sessions x INFLIGHT calls in flight             series "workload"
-#   3. clients    get and set with 1, 4, 16, 64 sessions (CLIENT_COUNTS) of
+#   3. latency    every workload of LATENCY_WORKLOADS on both kinds at the
+#                 same offered load: LATENCY_LOAD (a fraction) of the
+#                 median rate ZooKeeper reached in this mode's workloads
+#                 phase (read from OUT), issued on a fixed schedule
+#                 (paddock bench --rate: an open loop, latency counted
+#                 from each call's due time), REPS times    series "latency"
+#   4. clients    get and set with 1, 4, 16, 64 sessions (CLIENT_COUNTS) of
 #                 CLIENT_INFLIGHT call(s) in flight each           series "clients"
-#   4. memory     fresh servers; RSS idle, then after populating MEM_ZNODES
+#   5. memory     fresh servers; RSS idle, then after populating MEM_ZNODES
 #                 znodes, after MEM_SETTLE of quiet                series "memory"
-#   5. restart    standalone only: fresh servers; populate ZNODES znodes,
+#   6. restart    standalone only: fresh servers; populate ZNODES znodes,
 #                 then REPS times: kill -9, start again, time until the
 #                 server serves ("srvr" answers with its mode) and until a
 #                 read answers (paddock bench --workload get --ops 1)
 #                                                                  type "restart"
-#   6. failover   ensemble only: REPS times per kind, scripts/failover keeps
+#   7. failover   ensemble only: REPS times per kind, scripts/failover keeps
 #                 FAILOVER_WRITERS sessions writing, finds the leader with
 #                 srvr, kills it with kill -9 and times until a new leader
 #                 answers srvr, until the first write issued after the kill
@@ -62,12 +68,15 @@
 # smoke test that runs everything for a second or so):
 #   DURATION [10s]  WARMUP [3s]  REPS [3]  SESSIONS [16]  INFLIGHT [16]
 #   WORKLOADS [get exists children set create mixed multi ephemeral-churn sessions watch-fanout]
+#   LATENCY_WORKLOADS [get set create mixed multi ephemeral-churn]  LATENCY_LOAD [0.5]
 #   CLIENT_COUNTS [1 4 16 64]  CLIENT_INFLIGHT [1]  CLIENT_WORKLOADS [get set]
 #   ZNODES [1000000] (restart)  MEM_ZNODES [100000]  MEM_SETTLE [3]
 #   PREWARM [10s]  MODES [standalone] (or "ensemble", or "standalone ensemble")
 #   OUT [bench-results/results.jsonl]  APPEND [0] (1: add to OUT, do not truncate it)
-#   PHASES [workloads clients memory restart failover]   (a subset runs only
-#     those; restart is skipped in ensemble mode, failover in standalone mode)
+#   PHASES [workloads latency clients memory restart failover]   (a subset
+#     runs only those; restart is skipped in ensemble mode, failover in
+#     standalone mode; latency needs ZooKeeper's workloads results of the
+#     same mode in OUT, from this run or, with APPEND=1, an earlier one)
 #   FAILOVER_WRITERS [8]  FAILOVER_WARMUP [2s]
 #   PADDOCK_BIN [bin/paddock, built here]  JAVA [java]  ZK_JVM_FLAGS []
 #   TICK_TIME [2000]  KEEP_TMP [0] (keep the temporary directory and logs)
@@ -78,7 +87,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 
 # The knobs given in the environment, for the header's command line.
-KNOBS=(QUICK DURATION WARMUP REPS SESSIONS INFLIGHT WORKLOADS CLIENT_COUNTS CLIENT_INFLIGHT CLIENT_WORKLOADS
+KNOBS=(QUICK DURATION WARMUP REPS SESSIONS INFLIGHT WORKLOADS LATENCY_WORKLOADS LATENCY_LOAD CLIENT_COUNTS CLIENT_INFLIGHT CLIENT_WORKLOADS
 	ZNODES MEM_ZNODES MEM_SETTLE PREWARM MODES PHASES ZK_JVM_FLAGS TICK_TIME FAILOVER_WRITERS FAILOVER_WARMUP APPEND)
 declare -A ENV_GIVEN=()
 for knob in "${KNOBS[@]}"; do
@@ -95,6 +104,8 @@ REPS=${REPS:-3}
 SESSIONS=${SESSIONS:-16}
 INFLIGHT=${INFLIGHT:-16}
 WORKLOADS=${WORKLOADS:-get exists children set create mixed multi ephemeral-churn sessions watch-fanout}
+LATENCY_WORKLOADS=${LATENCY_WORKLOADS:-get set create mixed multi ephemeral-churn}
+LATENCY_LOAD=${LATENCY_LOAD:-0.5}
 CLIENT_COUNTS=${CLIENT_COUNTS:-1 4 16 64}
 CLIENT_INFLIGHT=${CLIENT_INFLIGHT:-1}
 CLIENT_WORKLOADS=${CLIENT_WORKLOADS:-get set}
@@ -104,7 +115,7 @@ MEM_SETTLE=${MEM_SETTLE:-3}
 PREWARM=${PREWARM:-10s}
 MODES=${MODES:-standalone}
 OUT=${OUT:-bench-results/results.jsonl}
-PHASES=${PHASES:-workloads clients memory restart failover}
+PHASES=${PHASES:-workloads latency clients memory restart failover}
 APPEND=${APPEND:-0}
 FAILOVER_WRITERS=${FAILOVER_WRITERS:-8}
 FAILOVER_WARMUP=${FAILOVER_WARMUP:-2s}
@@ -131,12 +142,20 @@ for z in "$ZNODES" "$MEM_ZNODES"; do
 	[[ "$z" =~ ^[1-9][0-9]*$ ]] || die "ZNODES and MEM_ZNODES must be positive integers, not '$z'"
 done
 for p in $PHASES; do
-	case $p in workloads | clients | memory | restart | failover) ;; *) die "PHASES: unknown phase '$p'" ;; esac
+	case $p in workloads | latency | clients | memory | restart | failover) ;; *) die "PHASES: unknown phase '$p'" ;; esac
+done
+[[ "$LATENCY_LOAD" =~ ^(0?\.[0-9]+|1(\.0*)?)$ && ! "$LATENCY_LOAD" =~ ^0?\.0*$ ]] ||
+	die "LATENCY_LOAD must be a fraction in (0, 1], not '$LATENCY_LOAD'"
+for w in $LATENCY_WORKLOADS; do
+	case $w in sessions | watch-fanout | populate) die "LATENCY_WORKLOADS: $w runs closed loops only" ;; esac
 done
 for jar in ${ZK_CLASSPATH//:/ }; do
 	[[ -f $jar ]] || die "$jar is missing: install Debian's zookeeper package (apt-get install zookeeper)"
 done
 command -v "$JAVA" >/dev/null || die "no java ('$JAVA'): install a JRE or set JAVA"
+if [[ " $PHASES " == *" latency "* ]]; then
+	command -v jq >/dev/null || die "the latency phase reads ZooKeeper's rates with jq: apt-get install jq"
+fi
 
 # --- processes ---------------------------------------------------------------
 
@@ -409,6 +428,7 @@ header() {
 ,\"go\":$(json_str "$(go env GOVERSION 2>/dev/null || true)")\
 ,\"settings\":{\"duration\":$(json_str "$DURATION"),\"warmup\":$(json_str "$WARMUP"),\"reps\":$REPS\
 ,\"sessions\":$SESSIONS,\"inflight\":$INFLIGHT,\"workloads\":$(json_str "$WORKLOADS")\
+,\"latency_workloads\":$(json_str "$LATENCY_WORKLOADS"),\"latency_load\":$LATENCY_LOAD\
 ,\"client_counts\":$(json_str "$CLIENT_COUNTS"),\"client_inflight\":$CLIENT_INFLIGHT,\"client_workloads\":$(json_str "$CLIENT_WORKLOADS")\
 ,\"znodes\":$ZNODES,\"mem_znodes\":$MEM_ZNODES,\"mem_settle_s\":$MEM_SETTLE,\"prewarm\":$(json_str "$PREWARM")\
 ,\"tick_time\":$TICK_TIME,\"modes\":$(json_str "$MODES"),\"phases\":$(json_str "$PHASES")\
@@ -424,6 +444,35 @@ phase_workloads() {
 			for name in "${SERVERS[@]}"; do
 				bench workload "$name" "$rep" "$mode" --workload "$w" --sessions "$SESSIONS" \
 					--inflight "$INFLIGHT" --duration "$DURATION" --warmup "$WARMUP"
+			done
+		done
+	done
+}
+
+# zk_rate prints the median ops/s of ZooKeeper's successful workloads-phase
+# runs of workload $2 in mode $1 recorded in OUT, or nothing if there are
+# none.
+zk_rate() {
+	jq -rs --arg m "$1" --arg w "$2" '[.[] | select(.type == "bench" and .series == "workload"
+		and .server == "zookeeper" and .mode == $m and .workload == $w and (.failed | not)) | .ops_per_s]
+		| sort | if length == 0 then empty else .[length / 2 | floor] end' "$OUT"
+}
+
+# phase_latency: per workload, both kinds at the same offered load,
+# LATENCY_LOAD of ZooKeeper's median closed-loop rate, on a fixed schedule.
+phase_latency() {
+	local mode=$1 rep w name zr rate
+	for w in $LATENCY_WORKLOADS; do
+		zr=$(zk_rate "$mode" "$w")
+		[[ -n $zr ]] || die "latency $w: no ZooKeeper $w run of the workloads phase ($mode) in $OUT" \
+			"(run PHASES with workloads first, or APPEND=1 to a results file that has one)"
+		rate=$(awk -v r="$zr" -v f="$LATENCY_LOAD" 'BEGIN { printf "%d", r * f }')
+		((rate > 0)) || die "latency $w: ZooKeeper's rate $zr gives no load"
+		log "  latency $w: $rate calls/s ($LATENCY_LOAD of ZooKeeper's $(printf %.0f "$zr") ops/s)"
+		for rep in $(seq "$REPS"); do
+			for name in "${SERVERS[@]}"; do
+				bench latency "$name" "$rep" "$mode" --workload "$w" --sessions "$SESSIONS" \
+					--inflight "$INFLIGHT" --rate "$rate" --duration "$DURATION" --warmup "$WARMUP"
 			done
 		done
 	done
@@ -597,9 +646,9 @@ for mode in $MODES; do
 			die "pre-warm of $name failed: $(tail -n 3 "$TMP/bench.err")"
 	done
 	for phase in $PHASES; do
-		# workloads, clients and (in ensemble mode) failover need both kinds
+		# workloads, latency, clients and (in ensemble mode) failover need both kinds
 		# up; memory and restart start their own.
-		if [[ $phase == workloads || $phase == clients || ($phase == failover && $mode == ensemble) ]]; then
+		if [[ $phase == workloads || $phase == latency || $phase == clients || ($phase == failover && $mode == ensemble) ]]; then
 			for name in "${SERVERS[@]}"; do running "$name" || start_fresh "$name"; done
 		fi
 		log "phase $phase ($mode)"

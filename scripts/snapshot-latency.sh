@@ -12,12 +12,16 @@
 #   ZNODES=1000000 DURATION=20s scripts/snapshot-latency.sh
 #
 # PADDOCK=/path/to/paddock runs that binary instead of building one;
-# RUNS="A1 B1 A2 B2" picks the runs (A: snapshots on, B: off).
+# RUNS="A1 B1 A2 B2" picks the runs (A: snapshots on, B: off); RATE=20000
+# issues the writes on a fixed schedule of that many a second (paddock bench
+# --rate: an open loop, latency counted from each write's due time) instead
+# of keeping 16 x 16 in flight.
 set -euo pipefail
 ZNODES=${ZNODES:-1000000}
 DURATION=${DURATION:-20s}
 SNAP=${SNAP:-100000}
 TICK=${TICK:-2000}
+RATE=${RATE:-0}
 cd "$(dirname "$0")/.."
 if [ -z "${PADDOCK:-}" ]; then # PADDOCK=path runs that binary instead of building one
 	go build -o bin/paddock ./cmd/paddock
@@ -60,7 +64,7 @@ run() { # label snapCount
 	local out before after
 	before=$(cat "$dir"/*/server.log | grep -c "snapshot saved" || true)
 	out=$("$PADDOCK" bench --servers "$servers" --workload set --duration "$DURATION" --warmup 2s \
-		--sessions 16 --inflight 16 --keys 100000 --json | tail -1)
+		--sessions 16 --inflight 16 --keys 100000 --rate "$RATE" --json | tail -1)
 	after=$(cat "$dir"/*/server.log | grep -c "snapshot saved" || true)
 	echo "{\"label\":\"$label\",\"snapCount\":$snap,\"snapshots_during_run\":$((after - before)),\"load1\":$(cut -d' ' -f1 /proc/loadavg),\"result\":$out}"
 	for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done

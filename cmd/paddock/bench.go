@@ -25,6 +25,7 @@ func newBenchCmd() *cobra.Command {
 			"Workloads: " + strings.Join(bench.Workloads, ", ") + ".",
 		Example: "  paddock bench --servers 127.0.0.1:2181 --workload set --duration 10s\n" +
 			"  paddock bench --servers h1:2181,h2:2181 --workload mixed --read-ratio 0.9 --json\n" +
+			"  paddock bench --servers 127.0.0.1:2181 --workload set --rate 20000 --duration 30s\n" +
 			"  paddock bench --workload watch-fanout --watchers 50 --ops 200 --server-pid 4242",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -42,6 +43,7 @@ func newBenchCmd() *cobra.Command {
 	fl.StringVar(&cfg.Workload, "workload", cfg.Workload, "workload: "+strings.Join(bench.Workloads, ", "))
 	fl.IntVar(&cfg.Sessions, "sessions", cfg.Sessions, "sessions driving the load (sessions: concurrent connect-close loops)")
 	fl.IntVar(&cfg.Inflight, "inflight", cfg.Inflight, "asynchronous calls each session keeps in flight")
+	fl.Float64Var(&cfg.Rate, "rate", 0, "issue this many calls a second on a fixed schedule (open loop; latency counted from each call's due time; --inflight caps each session's outstanding calls); 0: closed loops")
 	fl.DurationVar(&cfg.Duration, "duration", cfg.Duration, "length of the measured window (when --ops is 0)")
 	fl.Int64Var(&cfg.Ops, "ops", 0, "end the measured window after this many calls instead (watch-fanout: rounds)")
 	fl.DurationVar(&cfg.Warmup, "warmup", 0, "run the workload this long before measuring")

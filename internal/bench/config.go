@@ -68,6 +68,15 @@ type Config struct {
 	Inflight int
 	// Duration is the length of the measured window when Ops is 0.
 	Duration time.Duration
+	// Rate, when positive, runs an open loop: calls are issued on a fixed
+	// schedule, Rate a second in all, to the sessions in turn, whether or not
+	// earlier calls have completed, and each call's latency is counted from
+	// the time it was due, so that a stalled server shows as latency instead
+	// of as fewer calls. Inflight then caps each session's outstanding calls;
+	// a call due while its session is at the cap waits (and that wait is
+	// part of its latency). 0 runs closed loops: each session keeps Inflight
+	// calls outstanding. Not for sessions, watch-fanout or populate.
+	Rate float64
 	// Ops, when positive, ends the measured window after this many calls
 	// (watch-fanout: rounds; sessions: connect-and-close cycles) instead of
 	// after Duration.
@@ -123,6 +132,16 @@ func DefaultConfig(servers, workload string) Config {
 	}
 }
 
+// paceable reports whether the workload's calls can be issued on a
+// schedule (Config.Rate): those that repeat one asynchronous call.
+func paceable(w string) bool {
+	switch w {
+	case WorkloadSessions, WorkloadWatchFanout, WorkloadPopulate:
+		return false
+	}
+	return true
+}
+
 // KeepDefault reports whether a workload keeps its root by default: only
 // populate does, as its tree is what is measured afterwards.
 func KeepDefault(workload string) bool { return workload == WorkloadPopulate }
@@ -146,6 +165,12 @@ func (c *Config) Validate() error {
 	}
 	if c.Inflight < 1 {
 		bad("inflight: %d, want at least 1", c.Inflight)
+	}
+	switch {
+	case c.Rate < 0:
+		bad("rate: %v, want 0 (closed loops) or a number of calls a second", c.Rate)
+	case c.Rate > 0 && !paceable(c.Workload):
+		bad("rate: the %s workload runs closed loops only", c.Workload)
 	}
 	if c.Ops < 0 {
 		bad("ops: %d, want 0 (use the duration) or more", c.Ops)

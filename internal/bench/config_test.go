@@ -37,6 +37,10 @@ func TestConfigValidate(t *testing.T) {
 		{"bad pid", func(c *Config) { c.ServerPIDs = []int{0} }, "server-pid: 0"},
 		{"pid twice", func(c *Config) { c.ServerPIDs = []int{7, 7} }, "given twice"},
 		{"no session timeout", func(c *Config) { c.SessionTimeout = 0 }, "session timeout"},
+		{"open loop", func(c *Config) { c.Rate = 5000 }, ""},
+		{"negative rate", func(c *Config) { c.Rate = -1 }, "rate: -1"},
+		{"open loop sessions", func(c *Config) { c.Workload, c.Rate = WorkloadSessions, 10 }, "rate: the sessions workload"},
+		{"open loop fan-out", func(c *Config) { c.Workload, c.Rate = WorkloadWatchFanout, 10 }, "closed loops only"},
 		{"several at once", func(c *Config) { c.Sessions, c.Keys = 0, 0 }, "keys: 0"},
 	}
 	for _, tt := range tests {

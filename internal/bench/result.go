@@ -15,6 +15,7 @@ type Result struct {
 	Servers   string   `json:"servers"`
 	Sessions  int      `json:"sessions"`
 	Inflight  int      `json:"inflight"`
+	Rate      float64  `json:"rate,omitempty"` // open loop: calls scheduled a second
 	ValueSize int      `json:"value_size"`
 	Keys      int      `json:"keys,omitempty"`       // workloads that use keys
 	ReadRatio *float64 `json:"read_ratio,omitempty"` // mixed
@@ -94,6 +95,9 @@ func (r *Result) WriteTable(w io.Writer) error {
 		row("sessions", "%d concurrent", r.Sessions)
 	default:
 		row("sessions", "%d x %d in flight", r.Sessions, r.Inflight)
+	}
+	if r.Rate > 0 {
+		row("rate", "%.0f calls/s scheduled (open loop: latency from each call's due time)", r.Rate)
 	}
 	if r.ReadRatio != nil {
 		row("read ratio", "%.2f", *r.ReadRatio)

@@ -254,6 +254,22 @@ func TestRunBehaviour(t *testing.T) {
 		}
 	})
 
+	t.Run("open loop", func(t *testing.T) {
+		// 400 sets at 2000/s: the last is due 0.1995 s after the start, so
+		// the window cannot be shorter; in a closed loop they take a few
+		// milliseconds here.
+		cfg := base(WorkloadSet)
+		cfg.Rate, cfg.Ops = 2000, 400
+		res, err := Run(testCtx(t), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkResult(t, cfg, res)
+		if res.Rate != 2000 || res.DurationS < 0.199 {
+			t.Errorf("rate %v, window %v s: want 2000 and at least 0.199 s", res.Rate, res.DurationS)
+		}
+	})
+
 	t.Run("root is deleted", func(t *testing.T) {
 		for _, w := range []string{WorkloadChildren, WorkloadCreate} {
 			cfg := base(w)

@@ -246,6 +246,16 @@ func (r *runner) measure(ctx context.Context, sessions []*session, fan *fanout) 
 			r.loopRecs = append(r.loopRecs, rec)
 			r.chains.Go(func() { r.sessionsLoop(rec) })
 		}
+	case r.cfg.Rate > 0:
+		slots := make([]chan opFunc, len(sessions))
+		recs := make([]*recorder, len(sessions))
+		for i, s := range sessions {
+			slots[i], recs[i] = make(chan opFunc, r.cfg.Inflight), s.rec
+			for c := range r.cfg.Inflight {
+				slots[i] <- r.chainOp(s, c)
+			}
+		}
+		r.chains.Go(func() { r.paced(slots, recs) })
 	default:
 		for _, s := range sessions {
 			for c := range r.cfg.Inflight {
@@ -383,6 +393,36 @@ func (r *runner) startChain(s *session, op opFunc) {
 		})
 	}
 	next()
+}
+
+// paced issues calls on a fixed schedule (Config.Rate): call k is due
+// k/Rate after the run's start and goes to session k mod len(slots), which
+// holds the session's idle calls (a chainOp each, so that a workload's
+// per-chain state is never shared by two outstanding calls). A call due
+// while its session has none idle waits for one. Latency is counted from
+// the due time, so a server that falls behind shows it as latency (no
+// coordinated omission). It returns when admit says stop; the calls still
+// outstanding complete on their own.
+func (r *runner) paced(slots []chan opFunc, recs []*recorder) {
+	interval := float64(time.Second) / r.cfg.Rate
+	for k := int64(0); ; k++ {
+		due := r.t0.Add(time.Duration(float64(k) * interval))
+		if d := time.Until(due); d > 0 {
+			time.Sleep(d)
+		}
+		measured, ok := r.admit()
+		if !ok {
+			return
+		}
+		i := int(k % int64(len(slots)))
+		op := <-slots[i]
+		r.chains.Add(1)
+		op(func(err error) {
+			r.record(recs[i], due, measured, err)
+			slots[i] <- op
+			r.chains.Done()
+		})
+	}
 }
 
 // sessionsLoop connects and closes sessions one after another.

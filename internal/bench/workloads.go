@@ -273,6 +273,7 @@ func (r *runner) newResult() *Result {
 		Servers:   cfg.Servers,
 		Sessions:  cfg.Sessions,
 		Inflight:  cfg.Inflight,
+		Rate:      cfg.Rate,
 		ValueSize: cfg.ValueSize,
 		WarmupS:   cfg.Warmup.Seconds(),
 		Root:      r.root,

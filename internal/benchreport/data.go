@@ -20,6 +20,7 @@ const (
 // Series of bench records.
 const (
 	SeriesWorkload        = "workload"         // every workload at SESSIONS x INFLIGHT
+	SeriesLatency         = "latency"          // workloads at the same offered rate on both kinds
 	SeriesClients         = "clients"          // get and set by client count
 	SeriesMemory          = "memory"           // the populate run of the memory phase
 	SeriesRestartPopulate = "restart-populate" // the populate run before the restarts
@@ -59,24 +60,28 @@ type Header struct {
 
 // Settings are the script's knobs as they were for the run.
 type Settings struct {
-	Duration        string  `json:"duration"`
-	Warmup          string  `json:"warmup"`
-	Reps            int     `json:"reps"`
-	Sessions        int     `json:"sessions"`
-	Inflight        int     `json:"inflight"`
-	Workloads       string  `json:"workloads"`
-	ClientCounts    string  `json:"client_counts"`
-	ClientInflight  int     `json:"client_inflight"`
-	ClientWorkloads string  `json:"client_workloads"`
-	Znodes          int64   `json:"znodes"`
-	MemZnodes       int64   `json:"mem_znodes"`
-	MemSettleS      float64 `json:"mem_settle_s"`
-	Prewarm         string  `json:"prewarm"`
-	TickTime        int     `json:"tick_time"`
-	Modes           string  `json:"modes"`
-	Phases          string  `json:"phases"`
-	FailoverWriters int     `json:"failover_writers"`
-	FailoverWarmup  string  `json:"failover_warmup"`
+	Duration  string `json:"duration"`
+	Warmup    string `json:"warmup"`
+	Reps      int    `json:"reps"`
+	Sessions  int    `json:"sessions"`
+	Inflight  int    `json:"inflight"`
+	Workloads string `json:"workloads"`
+	// LatencyWorkloads and LatencyLoad are the latency phase's workloads
+	// and its load, a fraction of ZooKeeper's closed-loop rate.
+	LatencyWorkloads string  `json:"latency_workloads"`
+	LatencyLoad      float64 `json:"latency_load"`
+	ClientCounts     string  `json:"client_counts"`
+	ClientInflight   int     `json:"client_inflight"`
+	ClientWorkloads  string  `json:"client_workloads"`
+	Znodes           int64   `json:"znodes"`
+	MemZnodes        int64   `json:"mem_znodes"`
+	MemSettleS       float64 `json:"mem_settle_s"`
+	Prewarm          string  `json:"prewarm"`
+	TickTime         int     `json:"tick_time"`
+	Modes            string  `json:"modes"`
+	Phases           string  `json:"phases"`
+	FailoverWriters  int     `json:"failover_writers"`
+	FailoverWarmup   string  `json:"failover_warmup"`
 }
 
 // Run is one paddock bench run: its result and where it belongs.

@@ -54,6 +54,7 @@ func Markdown(s *Summary, opts MarkdownOptions) []byte {
 	for _, ms := range s.Modes {
 		hasEnsemble = hasEnsemble || ms.Members > 1
 		writeWorkloads(&b, s, ms, opts)
+		writeEqualLoad(&b, ms)
 		writeMemberRSS(&b, ms)
 		writeClients(&b, s, ms, opts)
 		writeMemory(&b, ms, opts)
@@ -283,6 +284,36 @@ func writeWorkloads(b *strings.Builder, s *Summary, ms ModeSummary, opts Markdow
 	if hasChart(ms, chartLatency) {
 		chartLink(b, ms, opts, chartLatency, "Latency percentiles per workload, ZooKeeper and Paddock")
 	}
+}
+
+// writeEqualLoad writes the latency phase: both servers offered the same
+// calls a second on a fixed schedule.
+func writeEqualLoad(b *strings.Builder, ms ModeSummary) {
+	if len(ms.Latency) == 0 {
+		return
+	}
+	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	st := ms.Header.Settings
+	w("### Latency at equal load%s\n\n", modeTitle(ms))
+	w("Both servers offered the same calls a second")
+	if ms.LatencyLoad > 0 {
+		w(", %s of ZooKeeper's median rate in the throughput runs above,", plain(ms.LatencyLoad))
+	}
+	w(" on a fixed schedule (`paddock bench --rate`, an open loop: each call's latency counts from the time it was "+
+		"due, so a stall shows in every call due during it), spread over %d sessions of at most %s outstanding. "+
+		"A server that cannot keep up falls behind the schedule: its ops/s stays below the rate and its latency "+
+		"grows.\n\n", st.Sessions, plural(st.Inflight, "call", "calls"))
+	w("| workload | offered calls/s | ZooKeeper ops/s | Paddock ops/s | ZooKeeper p50 | Paddock p50 | PD/ZK | " +
+		"ZooKeeper p99 | Paddock p99 | PD/ZK | ZooKeeper p99.9 | Paddock p99.9 | PD/ZK |\n")
+	w("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	for _, p := range ms.Latency {
+		w("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", p.Workload, thousands(p.Rate),
+			withRange(p.ZK.OpsPerS, thousands), withRange(p.PD.OpsPerS, thousands),
+			latency(p.ZK.P50), latency(p.PD.P50), ratio(p.ZK.P50, p.PD.P50),
+			latency(p.ZK.P99), latency(p.PD.P99), ratio(p.ZK.P99, p.PD.P99),
+			latency(p.ZK.P999), latency(p.PD.P999), ratio(p.ZK.P999, p.PD.P999))
+	}
+	w("\n")
 }
 
 func writeClients(b *strings.Builder, s *Summary, ms ModeSummary, opts MarkdownOptions) {

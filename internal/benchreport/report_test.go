@@ -126,7 +126,7 @@ func TestSummarize(t *testing.T) {
 	wantStat(t, "ZooKeeper populate rate", ms.Memory.ZK.PopulateRate, benchreport.Stat{Median: 12500, Min: 12500, Max: 12500, N: 1})
 	wantStat(t, "Paddock restart serving", ms.Restart.PD.Serving, benchreport.Stat{Median: 1.5, Min: 1.25, Max: 1.75, N: 2})
 	wantStat(t, "standalone load", ms.Load1, benchreport.Stat{Median: 1.5, Min: 1, Max: 3, N: 20})
-	wantStat(t, "load", s.Load1, benchreport.Stat{Median: 2, Min: 1, Max: 4.5, N: 33})
+	wantStat(t, "load", s.Load1, benchreport.Stat{Median: 2, Min: 1, Max: 4.5, N: 37})
 }
 
 // TestSummarizeEnsemble checks the ensemble records: the mode takes the
@@ -146,6 +146,20 @@ func TestSummarizeEnsemble(t *testing.T) {
 		t.Fatalf("ensemble rows = %+v, want a set and a mixed row and no clients or restart", ms)
 	}
 	set, mixed := ms.Workloads[0], ms.Workloads[1]
+	if set.Rate != 0 {
+		t.Errorf("closed-loop set row has rate %v, want 0", set.Rate)
+	}
+	// The latency series: its own rows, at the offered rate, kept apart
+	// from the closed-loop runs of the same workload.
+	if len(ms.Latency) != 1 || ms.Latency[0].Workload != "set" || ms.Latency[0].Rate != 5000 {
+		t.Fatalf("latency rows = %+v, want one set row at 5000 calls/s", ms.Latency)
+	}
+	lat := ms.Latency[0]
+	if ms.LatencyLoad != 0.5 {
+		t.Errorf("latency load %v, want the header's 0.5", ms.LatencyLoad)
+	}
+	wantStat(t, "equal-load ZooKeeper p99", lat.ZK.P99, benchreport.Stat{Median: 100000, Min: 95000, Max: 105000, N: 2})
+	wantStat(t, "equal-load Paddock ops/s", lat.PD.OpsPerS, benchreport.Stat{Median: 5000, Min: 5000, Max: 5000, N: 2})
 	if set.ReadRatio != 0 || mixed.ReadRatio != 0.8 {
 		t.Errorf("read ratios: set %v, mixed %v; want 0 and the recorded 0.8", set.ReadRatio, mixed.ReadRatio)
 	}

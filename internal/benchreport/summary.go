@@ -60,6 +60,9 @@ type Pair struct {
 	// ReadRatio is the mixed workload's fraction of gets (0 for the others,
 	// and for results that did not record it).
 	ReadRatio float64
+	// Rate is the calls a second both servers were offered on a fixed
+	// schedule (SeriesLatency); 0 for closed loops.
+	Rate float64
 	Both[Figures]
 }
 
@@ -116,12 +119,17 @@ type ModeSummary struct {
 	// Load1 is the 1-minute load average before each of the mode's runs.
 	Load1 Stat
 	// Workloads are the runs of SeriesWorkload, in order of first
-	// appearance; Clients those of SeriesClients, by workload (in order of
-	// first appearance) and then by sessions.
-	Workloads, Clients []Pair
-	Memory             *Both[MemoryFigures]   // nil without a memory phase
-	Restart            *Both[RestartFigures]  // nil without a restart phase
-	Failover           *Both[FailoverFigures] // nil without a failover phase
+	// appearance; Latency those of SeriesLatency, likewise; Clients those of
+	// SeriesClients, by workload (in order of first appearance) and then by
+	// sessions.
+	Workloads, Latency, Clients []Pair
+	// LatencyLoad is the latency phase's load, as a fraction of
+	// ZooKeeper's closed-loop rate, from the header its runs follow (0 if
+	// unknown).
+	LatencyLoad float64
+	Memory                      *Both[MemoryFigures]   // nil without a memory phase
+	Restart                     *Both[RestartFigures]  // nil without a restart phase
+	Failover                    *Both[FailoverFigures] // nil without a failover phase
 }
 
 // Summary is a results file, aggregated.
@@ -240,6 +248,12 @@ func summarizeMode(d *Data, mode string) ModeSummary {
 	ms.Members = max(ms.Members, 1)
 	ms.Load1 = NewStat(loads)
 	ms.Workloads = pairs(runs, SeriesWorkload)
+	ms.Latency = pairs(runs, SeriesLatency)
+	for _, r := range runs {
+		if r.Series == SeriesLatency && r.Header >= 0 && r.Header < len(d.Headers) && ms.LatencyLoad == 0 {
+			ms.LatencyLoad = d.Headers[r.Header].Settings.LatencyLoad
+		}
+	}
 	ms.Clients = pairs(runs, SeriesClients)
 	slices.SortStableFunc(ms.Clients, func(a, b Pair) int {
 		return cmp.Or(cmp.Compare(firstIndex(ms.Clients, a.Workload), firstIndex(ms.Clients, b.Workload)),
@@ -255,11 +269,13 @@ func firstIndex(ps []Pair, workload string) int {
 	return slices.IndexFunc(ps, func(p Pair) bool { return p.Workload == workload })
 }
 
-// pairs groups the runs of one series by workload, sessions and inflight.
+// pairs groups the runs of one series by workload, sessions, inflight and
+// offered rate.
 func pairs(runs []Run, series string) []Pair {
 	type key struct {
 		workload           string
 		sessions, inflight int
+		rate               float64
 	}
 	var keys []key
 	groups := map[key]*Both[[]Run]{}
@@ -268,7 +284,7 @@ func pairs(runs []Run, series string) []Pair {
 		if r.Series != series {
 			continue
 		}
-		k := key{r.Workload, r.Sessions, r.Inflight}
+		k := key{r.Workload, r.Sessions, r.Inflight, r.Rate}
 		if r.ReadRatio != nil {
 			ratios[k] = *r.ReadRatio
 		}
@@ -289,8 +305,8 @@ func pairs(runs []Run, series string) []Pair {
 		g := groups[k]
 		out = append(out, Pair{
 			Workload: k.workload, Sessions: k.sessions, Inflight: k.inflight,
-			ReadRatio: ratios[k],
-			Both:      Both[Figures]{ZK: figures(g.ZK), PD: figures(g.PD)},
+			ReadRatio: ratios[k], Rate: k.rate,
+			Both: Both[Figures]{ZK: figures(g.ZK), PD: figures(g.PD)},
 		})
 	}
 	return out
