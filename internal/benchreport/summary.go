@@ -127,9 +127,9 @@ type ModeSummary struct {
 	// ZooKeeper's closed-loop rate, from the header its runs follow (0 if
 	// unknown).
 	LatencyLoad float64
-	Memory                      *Both[MemoryFigures]   // nil without a memory phase
-	Restart                     *Both[RestartFigures]  // nil without a restart phase
-	Failover                    *Both[FailoverFigures] // nil without a failover phase
+	Memory      *Both[MemoryFigures]   // nil without a memory phase
+	Restart     *Both[RestartFigures]  // nil without a restart phase
+	Failover    *Both[FailoverFigures] // nil without a failover phase
 }
 
 // Summary is a results file, aggregated.
