@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"sync/atomic"
@@ -45,11 +46,19 @@ func startSpare(path string, size int64) *spareSegment {
 }
 
 // fill writes the zeros and fsyncs them, gently: the WAL's fsyncs, which
-// every acknowledged write waits for, share the disk with it. Each
-// spareChunk is written and then waited for on its own (sync_file_range),
-// so at most one small chunk is ever queued ahead of a WAL fsync, and after
-// each the filling pauses spareQuiet times as long as the disk took: it
-// keeps the disk busy about 1/(1+spareQuiet) of the time at most.
+// every acknowledged write waits for, share the disk with it. The zeros go
+// to the disk with direct I/O (O_DIRECT) where the system has it: through
+// the page cache each of a segment's 64 MiB is copied into a freshly
+// allocated page first, which a perf profile of a 3-member ensemble under a
+// steady write load found taking 7% of the members' CPU (nearly all of it
+// in that copy), and leaves the pages cached for nothing. Each spareChunk
+// is written synchronously (direct I/O), or written and then waited for on
+// its own (sync_file_range), so at most one small chunk is ever queued
+// ahead of a WAL fsync; after each the filling pauses spareQuiet times as
+// long as the disk took, keeping the disk busy about 1/(1+spareQuiet) of
+// the time at most. A direct write the filesystem refuses (EINVAL) and a
+// size that does not end on a block go through the page cache; the WAL
+// appends to the filled file through the page cache as to any segment.
 func (s *spareSegment) fill() {
 	defer close(s.done)
 	f, err := os.OpenFile(s.path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o640)
@@ -62,24 +71,51 @@ func (s *spareSegment) fill() {
 		_ = os.Remove(s.path)
 		s.err = err
 	}
+	direct := setDirect != nil && setDirect(f, true) == nil
+	buffered := func() error { // direct I/O off from here on
+		if !direct {
+			return nil
+		}
+		direct = false
+		if err := setDirect(f, false); err != nil {
+			return fmt.Errorf("storage: spare WAL segment %s: turning off direct I/O: %w", s.path, err)
+		}
+		return nil
+	}
 	sync := fileRangeSyncer(f)
-	zeros := make([]byte, spareChunk)
+	zeros := alignedBuffer(spareChunk)
 	for off := int64(0); off < s.size; {
 		if s.stop.Load() {
 			fail(errSpareStopped)
 			return
 		}
 		k := min(int64(len(zeros)), s.size-off)
+		if direct && k%directAlign != 0 {
+			if err := buffered(); err != nil {
+				fail(err)
+				return
+			}
+		}
 		t0 := time.Now()
-		if _, err := f.WriteAt(zeros[:k], off); err != nil {
+		_, err := f.WriteAt(zeros[:k], off)
+		if err != nil && direct && errors.Is(err, errInvalid) {
+			if err = buffered(); err == nil {
+				_, err = f.WriteAt(zeros[:k], off)
+			}
+		}
+		if err != nil {
 			fail(fmt.Errorf("storage: filling spare WAL segment %s: %w", s.path, err))
 			return
 		}
-		if sync != nil && sync(off, k, rangeWaitBefore|rangeWrite|rangeWaitAfter) != nil {
+		if !direct && sync != nil && sync(off, k, rangeWaitBefore|rangeWrite|rangeWaitAfter) != nil {
 			sync = nil // no writeback hints here: the final fsync does it all
 		}
 		off += k
 		time.Sleep(spareQuiet * time.Since(t0))
+	}
+	if err := buffered(); err != nil {
+		fail(err)
+		return
 	}
 	if err := f.Sync(); err != nil {
 		fail(fmt.Errorf("storage: fsync of spare WAL segment %s: %w", s.path, err))
