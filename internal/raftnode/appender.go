@@ -35,7 +35,8 @@ type appender struct {
 	done chan struct{} // to the node's goroutine: resps or err are set
 	wg   sync.WaitGroup
 
-	ents []raftpb.Entry // reused across batches
+	ents         []raftpb.Entry   // reused across batches
+	self, others []raftpb.Message // reused across batches by write
 }
 
 func newAppender(n *Node) *appender {
@@ -62,12 +63,13 @@ func (a *appender) push(m raftpb.Message) {
 }
 
 // take returns the responses for this node gathered so far and the error
-// that stopped the appender, if any.
-func (a *appender) take() ([]raftpb.Message, error) {
+// that stopped the appender, if any. spare, emptied, takes their place, so
+// that the caller can hand back the slice of its previous take.
+func (a *appender) take(spare []raftpb.Message) ([]raftpb.Message, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	r := a.resps
-	a.resps = nil
+	a.resps = spare[:0]
 	return r, a.err
 }
 
@@ -108,6 +110,7 @@ func (a *appender) run(quit <-chan struct{}) {
 		a.mu.Lock()
 		a.busy = false
 		a.resps = append(a.resps, self...)
+		clear(self)
 		if err != nil {
 			a.err = err
 			a.idle.Broadcast()
@@ -159,7 +162,7 @@ func (a *appender) write(batch []raftpb.Message) ([]raftpb.Message, error) {
 			return nil, fmt.Errorf("raftnode: setting hard state: %w", err)
 		}
 	}
-	var self, others []raftpb.Message
+	self, others := a.self[:0], a.others[:0]
 	for i := range batch {
 		for _, r := range batch[i].Responses {
 			if r.To == n.cfg.ID {
@@ -169,7 +172,10 @@ func (a *appender) write(batch []raftpb.Message) ([]raftpb.Message, error) {
 			}
 		}
 	}
-	n.send(others)
+	n.send(others) // the transport copies what it queues
+	clear(others)
+	a.others = others[:0]
+	a.self = self[:0] // run copies self before the next write
 	return self, nil
 }
 

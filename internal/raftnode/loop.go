@@ -204,7 +204,7 @@ func (n *Node) handleReady(rd raft.Ready) error {
 		n.status.Term, n.status.Commit = rd.HardState.Term, max(n.status.Commit, rd.HardState.Commit)
 		n.mu.Unlock()
 	}
-	var out []raftpb.Message
+	out := n.outBuf[:0]
 	var apply *raftpb.Message
 	for i := range rd.Messages {
 		m := rd.Messages[i]
@@ -231,7 +231,9 @@ func (n *Node) handleReady(rd raft.Ready) error {
 			out = append(out, m)
 		}
 	}
-	n.send(out)
+	n.send(out) // the transport copies what it queues
+	clear(out)
+	n.outBuf = out[:0]
 	if apply != nil {
 		if err := n.apply(apply.Entries); err != nil {
 			return err
@@ -255,10 +257,12 @@ func (n *Node) handleReady(rd raft.Ready) error {
 // stepAppended steps the responses of the appends the appender has made
 // durable, or returns the error that stopped it.
 func (n *Node) stepAppended() error {
-	resps, err := n.app.take()
+	resps, err := n.app.take(n.respBuf)
 	for _, r := range resps {
 		n.stepLocal(r)
 	}
+	clear(resps)
+	n.respBuf = resps[:0]
 	return err
 }
 
