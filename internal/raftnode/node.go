@@ -100,13 +100,14 @@ type Node struct {
 	campaigned   bool
 	batch        []proposal // taken from propc, not yet handed to raft
 	batchBytes   int        // the data bytes in batch
+	lead         uint64
+	raftLead     uint64 // the leader raft reports; lead hides it from a learner that lost it
+	leaderTicks  int    // ticks since a learner last heard from raftLead
+
 	// outBuf and respBuf are reused for each Ready's messages to other
 	// members and each batch of the appender's responses, so that the
 	// busiest loop of a leader does not allocate a slice per Ready.
 	outBuf, respBuf []raftpb.Message
-	lead         uint64
-	raftLead     uint64 // the leader raft reports; lead hides it from a learner that lost it
-	leaderTicks  int    // ticks since a learner last heard from raftLead
 
 	applied     atomic.Uint64
 	appliedMu   sync.Mutex
