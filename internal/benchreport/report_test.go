@@ -353,3 +353,26 @@ func TestGenerate(t *testing.T) {
 		}
 	}
 }
+
+// TestSummarizeStalledRun checks that a run that completed no call counts
+// in the throughput (its rate is 0) but not in the latency or CPU figures,
+// which it has none of.
+func TestSummarizeStalledRun(t *testing.T) {
+	const in = `{"type":"header","date":"2026-01-01T00:00:00Z","command":"a","mode":"ensemble","members":3}
+{"type":"bench","server":"zookeeper","mode":"ensemble","series":"workload","workload":"watch-fanout","ops":4000,"ops_per_s":500,"latency_us":{"p50":1000,"p90":2000,"p99":4000,"p999":5000},"server_cpu_us_per_op":2000}
+{"type":"bench","server":"zookeeper","mode":"ensemble","series":"workload","workload":"watch-fanout","ops":0,"ops_per_s":0,"latency_us":{"p50":0,"p90":0,"p99":0,"p999":0},"server_cpu_us_per_op":0}
+{"type":"bench","server":"paddock","mode":"ensemble","series":"workload","workload":"watch-fanout","ops":6000,"ops_per_s":800,"latency_us":{"p50":700,"p90":900,"p99":1500,"p999":3000},"server_cpu_us_per_op":1200}
+`
+	d, err := benchreport.Read(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := benchreport.Summarize(d).Modes[0]
+	if len(ms.Workloads) != 1 {
+		t.Fatalf("rows %+v, want one", ms.Workloads)
+	}
+	zk := ms.Workloads[0].ZK
+	wantStat(t, "ZooKeeper ops/s", zk.OpsPerS, benchreport.Stat{Median: 250, Min: 0, Max: 500, N: 2})
+	wantStat(t, "ZooKeeper p99", zk.P99, benchreport.Stat{Median: 4000, Min: 4000, Max: 4000, N: 1})
+	wantStat(t, "ZooKeeper CPU/op", zk.CPUPerOp, benchreport.Stat{Median: 2000, Min: 2000, Max: 2000, N: 1})
+}

@@ -323,12 +323,17 @@ func figures(runs []Run) Figures {
 		}
 		f.Errors += r.Errors
 		ops = append(ops, r.OpsPerS)
-		p50 = append(p50, float64(r.Latency.P50))
-		p90 = append(p90, float64(r.Latency.P90))
-		p99 = append(p99, float64(r.Latency.P99))
-		p999 = append(p999, float64(r.Latency.P999))
-		if r.ServerCPUUsPerOp != nil {
-			cpu = append(cpu, *r.ServerCPUUsPerOp)
+		if r.Ops > 0 {
+			// A run that completed no call (a stalled server) has a rate
+			// of 0 but no latencies and no CPU per op: its zeros would
+			// pull the medians down.
+			p50 = append(p50, float64(r.Latency.P50))
+			p90 = append(p90, float64(r.Latency.P90))
+			p99 = append(p99, float64(r.Latency.P99))
+			p999 = append(p999, float64(r.Latency.P999))
+			if r.ServerCPUUsPerOp != nil {
+				cpu = append(cpu, *r.ServerCPUUsPerOp)
+			}
 		}
 		if r.ServerRSSBytes != nil {
 			rss = append(rss, float64(*r.ServerRSSBytes))
