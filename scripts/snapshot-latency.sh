@@ -6,8 +6,10 @@
 # ZNODES znodes (paddock bench --workload populate), runs the set workload
 # for DURATION against all three members and prints paddock bench's JSON
 # with the run's label, the snapshots the members saved during the measured
-# run and the load average; then it stops the members (by pid) and removes the
-# data.
+# run, the load average and "windows": the percentiles of the writes due
+# while some member was writing a snapshot and of the others
+# (scripts/snapwindows, from bench --samples and the members' logs); then it
+# stops the members (by pid) and removes the data.
 #
 #   ZNODES=1000000 DURATION=20s scripts/snapshot-latency.sh
 #
@@ -28,6 +30,7 @@ if [ -z "${PADDOCK:-}" ]; then # PADDOCK=path runs that binary instead of buildi
 	PADDOCK=$PWD/bin/paddock
 fi
 TMP=$(mktemp -d /tmp/snapshot-latency.XXXXXX)
+go build -o "$TMP/snapwindows" ./scripts/snapwindows
 PIDS=()
 cleanup() {
 	for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
@@ -64,9 +67,11 @@ run() { # label snapCount
 	local out before after
 	before=$(cat "$dir"/*/server.log | grep -c "snapshot saved" || true)
 	out=$("$PADDOCK" bench --servers "$servers" --workload set --duration "$DURATION" --warmup 2s \
-		--sessions 16 --inflight 16 --keys 100000 --rate "$RATE" --json | tail -1)
+		--sessions 16 --inflight 16 --keys 100000 --rate "$RATE" --samples "$dir/samples.csv" --json | tail -1)
 	after=$(cat "$dir"/*/server.log | grep -c "snapshot saved" || true)
-	echo "{\"label\":\"$label\",\"snapCount\":$snap,\"snapshots_during_run\":$((after - before)),\"load1\":$(cut -d' ' -f1 /proc/loadavg),\"result\":$out}"
+	local windows
+	windows=$("$TMP/snapwindows" -samples "$dir/samples.csv" "$dir"/*/server.log)
+	echo "{\"label\":\"$label\",\"snapCount\":$snap,\"snapshots_during_run\":$((after - before)),\"load1\":$(cut -d' ' -f1 /proc/loadavg),\"windows\":$windows,\"result\":$out}"
 	for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
 	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
 	PIDS=()

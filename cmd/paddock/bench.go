@@ -16,6 +16,7 @@ import (
 func newBenchCmd() *cobra.Command {
 	cfg := bench.DefaultConfig("127.0.0.1:2181", bench.WorkloadSet)
 	var asJSON bool
+	var samplesPath string
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Load a ZooKeeper-protocol server and report throughput and latency",
@@ -34,6 +35,18 @@ func newBenchCmd() *cobra.Command {
 			}
 			if isTerminal(cmd.ErrOrStderr()) {
 				cfg.Progress = cmd.ErrOrStderr()
+			}
+			if samplesPath != "" {
+				f, err := os.Create(samplesPath)
+				if err != nil {
+					return &exitError{code: exitUsage, err: fmt.Errorf("bench: samples: %w", err)}
+				}
+				cfg.Samples = f
+				err = runBench(cmd.Context(), cmd.OutOrStdout(), cfg, asJSON)
+				if cerr := f.Close(); cerr != nil && err == nil {
+					err = &exitError{code: exitFailure, err: fmt.Errorf("bench: samples: %w", cerr)}
+				}
+				return err
 			}
 			return runBench(cmd.Context(), cmd.OutOrStdout(), cfg, asJSON)
 		},
@@ -56,6 +69,7 @@ func newBenchCmd() *cobra.Command {
 	fl.BoolVar(&cfg.Keep, "keep", false, "keep the run's /bench-<random> tree (default: only for populate)")
 	fl.IntSliceVar(&cfg.ServerPIDs, "server-pid", nil, "server process id(s) on this machine: report server CPU µs/op and RSS (repeat or comma-separate)")
 	fl.DurationVar(&cfg.SessionTimeout, "session-timeout", cfg.SessionTimeout, "session timeout the sessions ask for")
+	fl.StringVar(&samplesPath, "samples", "", "write every measured call to this file as CSV lines start_us,latency_us (start: Unix µs when issued, or due with --rate)")
 	fl.BoolVar(&asJSON, "json", false, "print the result as one JSON object on the last line of stdout")
 	return cmd
 }

@@ -111,6 +111,12 @@ type Config struct {
 	Progress io.Writer
 	// ProgressInterval is the time between progress lines; 0 means 1 s.
 	ProgressInterval time.Duration
+	// Samples, when not nil, receives every measured successful call as a
+	// CSV line "start_us,latency_us" (start: Unix time in µs when the call
+	// was issued, or was due with Rate; latency in µs), ordered by start,
+	// after the run. For telling apart the calls made during some event,
+	// such as a snapshot, from the others.
+	Samples io.Writer
 }
 
 // DefaultConfig returns the defaults for workload.

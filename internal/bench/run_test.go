@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strconv"
@@ -267,6 +268,34 @@ func TestRunBehaviour(t *testing.T) {
 		checkResult(t, cfg, res)
 		if res.Rate != 2000 || res.DurationS < 0.199 {
 			t.Errorf("rate %v, window %v s: want 2000 and at least 0.199 s", res.Rate, res.DurationS)
+		}
+	})
+
+	t.Run("samples", func(t *testing.T) {
+		// Every measured call is a line "start_us,latency_us", by start;
+		// the warm-up's calls are not.
+		var buf bytes.Buffer
+		cfg := base(WorkloadSet)
+		cfg.Warmup, cfg.Ops, cfg.Samples = 100*time.Millisecond, 300, &buf
+		before := time.Now().UnixMicro()
+		res, err := Run(testCtx(t), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkResult(t, cfg, res)
+		lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+		if len(lines) != 300 {
+			t.Fatalf("%d sample lines, want one per measured call (300)", len(lines))
+		}
+		prev := before + 100_000 // the window begins after the warm-up
+		for _, l := range lines {
+			start, lat, ok := strings.Cut(l, ",")
+			s, err1 := strconv.ParseInt(start, 10, 64)
+			d, err2 := strconv.ParseInt(lat, 10, 64)
+			if !ok || err1 != nil || err2 != nil || s < prev || d < 0 || s+d > time.Now().UnixMicro() {
+				t.Fatalf("sample %q after start %d: want start_us,latency_us in order, within the window", l, prev)
+			}
+			prev = s
 		}
 	})
 

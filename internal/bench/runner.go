@@ -60,6 +60,7 @@ type runner struct {
 	cpu1     cpuSample      // and at its end
 	rss      []int64        // server RSS at its end
 	window   time.Duration  // the measured window's length
+	samples  []sample       // the measured calls, with Config.Samples
 	popIdx   atomic.Int64   // populate: next znode index
 }
 
@@ -73,10 +74,14 @@ type session struct {
 
 // recorder collects one session's measured latencies and errors.
 type recorder struct {
-	mu     sync.Mutex
-	hist   *Histogram
-	errors map[string]int64
+	mu      sync.Mutex
+	hist    *Histogram
+	errors  map[string]int64
+	samples []sample // with Config.Samples
 }
+
+// sample is one measured call for Config.Samples.
+type sample struct{ startUs, latencyUs int64 }
 
 func newRecorder() *recorder {
 	return &recorder{hist: NewHistogram(), errors: map[string]int64{}}
@@ -172,7 +177,7 @@ func (r *runner) load(ctx context.Context, res *Result) error {
 	}
 	r.fill(res, sessions, fan)
 	r.serverFigures(res)
-	return nil
+	return r.writeSamples()
 }
 
 // connect opens one session.
@@ -339,6 +344,9 @@ func (r *runner) record(rec *recorder, start time.Time, measured bool, err error
 		rec.errors[errorKey(err)]++
 	} else {
 		rec.hist.Record(lat)
+		if r.cfg.Samples != nil {
+			rec.samples = append(rec.samples, sample{start.UnixMicro(), lat.Microseconds()})
+		}
 	}
 	rec.mu.Unlock()
 	if err != nil {

@@ -1,9 +1,13 @@
 package bench
 
 import (
+	"bufio"
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -311,9 +315,11 @@ func (r *runner) fill(res *Result, sessions []*session, fan *fanout) {
 		res.FanoutLatency, res.NotifyLatency = &fp, &np
 	}
 	hist := NewHistogram()
+	var samples []sample
 	for _, rec := range recs {
 		rec.mu.Lock()
 		hist.Merge(rec.hist)
+		samples = append(samples, rec.samples...)
 		for k, n := range rec.errors {
 			if res.ErrorCounts == nil {
 				res.ErrorCounts = map[string]int64{}
@@ -323,6 +329,7 @@ func (r *runner) fill(res *Result, sessions []*session, fan *fanout) {
 		}
 		rec.mu.Unlock()
 	}
+	r.samples = samples
 	res.Ops = hist.Count()
 	res.Latency = hist.Percentiles()
 	res.WarmupErrors = r.warmupErrs.Load()
@@ -331,6 +338,27 @@ func (r *runner) fill(res *Result, sessions []*session, fan *fanout) {
 	if window > 0 {
 		res.OpsPerS = float64(res.Ops) / window.Seconds()
 	}
+}
+
+// writeSamples writes the measured calls to Config.Samples, by start time.
+func (r *runner) writeSamples() error {
+	if r.cfg.Samples == nil {
+		return nil
+	}
+	slices.SortFunc(r.samples, func(a, b sample) int { return cmp.Compare(a.startUs, b.startUs) })
+	w := bufio.NewWriter(r.cfg.Samples)
+	b := make([]byte, 0, 32)
+	for _, s := range r.samples {
+		b = strconv.AppendInt(b[:0], s.startUs, 10)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, s.latencyUs, 10)
+		b = append(b, '\n')
+		w.Write(b)
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("writing samples: %w", err)
+	}
+	return nil
 }
 
 // endWindow closes the measured window once every call has completed: it
