@@ -58,7 +58,8 @@
 // type never form a valid record). Once WALOptions.PreallocateAfter bytes
 // have been appended, the WAL fills "spare.wal.tmp" with zeros in the
 // background (twice what it has written since it was opened, from 4 MiB up
-// to the segment size), fsyncs it, and on its next rollover (at once, if
+// to the segment size; with direct I/O on Linux, so the zeros are not
+// copied into the page cache first), fsyncs it, and on its next rollover (at once, if
 // the current segment is not preallocated) writes the header into it,
 // fsyncs and renames it into place, so appends overwrite allocated blocks
 // and an fsync writes no inode. A full preallocated segment is cut to its records before the next
