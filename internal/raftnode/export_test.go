@@ -25,3 +25,11 @@ func (n *Node) SnapshotInFlight() bool {
 		return false
 	}
 }
+
+// HoldPurges makes the node's purges of old snapshots and WAL segments wait
+// until release is closed.
+func (n *Node) HoldPurges(release <-chan struct{}) {
+	done := make(chan struct{})
+	n.ctrlc <- func() { n.purgeGate = release; close(done) }
+	<-done
+}

@@ -473,10 +473,24 @@ func (n *Node) finishSnapshot(res snapResult) error {
 	// snapshot waits for it (purging).
 	n.purging.Store(true)
 	n.snapWG.Add(1)
+	gate := n.purgeGate
 	go func() {
 		defer n.snapWG.Done()
-		defer n.purging.Store(false)
+		if gate != nil {
+			select {
+			case <-gate:
+			case <-n.quit:
+			}
+		}
 		n.purge()
+		n.purging.Store(false)
+		// Entries applied during the purge may call for the next snapshot,
+		// and if no more come nothing else would start it: check now, on
+		// the node's goroutine.
+		select {
+		case n.ctrlc <- n.maybeSnapshot:
+		case <-n.quit:
+		}
 	}()
 	took := time.Since(res.started)
 	var size int64

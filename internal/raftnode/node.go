@@ -120,6 +120,8 @@ type Node struct {
 	snapDone chan snapResult // buffered 1: at most one snapshot in flight
 	snapWG   sync.WaitGroup
 	purging  atomic.Bool // old snapshots and WAL segments are being deleted
+	// purgeGate, when set (tests), holds each purge until it is closed.
+	purgeGate <-chan struct{}
 
 	mu      sync.Mutex
 	status  Status

@@ -361,3 +361,29 @@ func BenchmarkProposeApply(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/float64(max(n.WALSyncs()-syncs, 1)), "entries/fsync")
 }
+
+// TestSnapshotAfterPurge: entries applied while old snapshots were being
+// purged (no snapshot starts meanwhile) get their snapshot once the purge
+// ends, even when no more entries come to trigger one.
+func TestSnapshotAfterPurge(t *testing.T) {
+	cfg := testConfig(t, t.TempDir())
+	cfg.SnapCount = 20
+	sm := newListSM()
+	n := start(t, cfg, sm)
+	release := make(chan struct{})
+	n.HoldPurges(release)
+	for i := range 200 {
+		propose(t, n, fmt.Sprintf("p%d", i))
+		if i%10 == 9 {
+			sm.waitItems(t, i+1)
+		}
+	}
+	eventually(t, "the first snapshot", func() bool { return n.Status().SnapshotIndex > 0 })
+	if idx := n.Status().SnapshotIndex; idx >= 150 {
+		t.Fatalf("snapshot at %d while the first purge was held: the hold did not hold", idx)
+	}
+	close(release)
+	eventually(t, "a snapshot of the entries applied during the purge", func() bool {
+		return n.Status().SnapshotIndex >= 180
+	})
+}
