@@ -398,7 +398,7 @@ func (n *Node) maybeSnapshot() {
 	if n.snapEvery == 0 {
 		n.snapEvery = snapInterval(n.cfg.SnapCount)
 	}
-	if n.snapInFlight || n.purging.Load() || applied-n.snapBase < n.snapEvery {
+	if n.snapInFlight || n.purging || applied-n.snapBase < n.snapEvery {
 		return
 	}
 	walBytes := n.wal.Stats().BytesWritten
@@ -471,7 +471,7 @@ func (n *Node) finishSnapshot(res snapResult) error {
 	// megabytes, syncing directories) runs on its own goroutine: on this
 	// one it held up raft, and every write with it, for as long. The next
 	// snapshot waits for it (purging).
-	n.purging.Store(true)
+	n.purging = true
 	n.snapWG.Add(1)
 	gate := n.purgeGate
 	go func() {
@@ -483,12 +483,11 @@ func (n *Node) finishSnapshot(res snapResult) error {
 			}
 		}
 		n.purge()
-		n.purging.Store(false)
-		// Entries applied during the purge may call for the next snapshot,
-		// and if no more come nothing else would start it: check now, on
-		// the node's goroutine.
+		// Back on the node's goroutine: the purge is over, and entries
+		// applied meanwhile may call for the next snapshot (if no more
+		// come, nothing else would start it).
 		select {
-		case n.ctrlc <- n.maybeSnapshot:
+		case n.ctrlc <- func() { n.purging = false; n.maybeSnapshot() }:
 		case <-n.quit:
 		}
 	}()

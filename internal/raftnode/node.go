@@ -97,6 +97,7 @@ type Node struct {
 	snapWALBase  uint64 // WAL bytes written when the last snapshot was started
 	lastSnapSize int64  // size of the last snapshot this node wrote; 0 before the first
 	snapInFlight bool
+	purging      bool // old snapshots and WAL segments are being deleted
 	campaigned   bool
 	batch        []proposal // taken from propc, not yet handed to raft
 	batchBytes   int        // the data bytes in batch
@@ -119,7 +120,6 @@ type Node struct {
 
 	snapDone chan snapResult // buffered 1: at most one snapshot in flight
 	snapWG   sync.WaitGroup
-	purging  atomic.Bool // old snapshots and WAL segments are being deleted
 	// purgeGate, when set (tests), holds each purge until it is closed.
 	purgeGate <-chan struct{}
 
