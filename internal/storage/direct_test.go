@@ -8,10 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
+	"go.etcd.io/raft/v3/raftpb"
 	"golang.org/x/sys/unix"
 )
 
@@ -386,5 +389,86 @@ func TestSpareOddSizes(t *testing.T) {
 		if directFlag(t, f) {
 			t.Fatalf("size %d: O_DIRECT still set", size)
 		}
+	}
+}
+
+// threadReadBytes is how many bytes the calling OS thread has had read from
+// the disk (page cache hits do not count).
+func threadReadBytes(t *testing.T) int64 {
+	t.Helper()
+	data, err := os.ReadFile("/proc/thread-self/io")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "read_bytes: "); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Fatal("no read_bytes in /proc/thread-self/io")
+	return 0
+}
+
+// TestAppendsToSpareDoNotReadDisk checks that appends to a preallocated
+// segment, whose zeros were written around the page cache, never wait for
+// the kernel to read a page from the disk: each append is padded with zeros
+// to the end of its last page. Without the padding the first small append
+// into every page reads that page first.
+func TestAppendsToSpareDoNotReadDisk(t *testing.T) {
+	runtime.LockOSThread() // the counter is the thread's
+	defer runtime.UnlockOSThread()
+	dir := t.TempDir()
+	w, err := OpenWAL(dir, WALOptions{SegmentBytes: 8 << 20, PreallocateAfter: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	data := make([]byte, 300)
+	index := uint64(1)
+	saveOne := func() {
+		t.Helper()
+		if err := w.Save(raftpb.HardState{Term: 1, Commit: index}, []raftpb.Entry{{Index: index, Term: 1, Data: data}}); err != nil {
+			t.Fatal(err)
+		}
+		index++
+	}
+	saveOne()
+	deadline := time.Now().Add(10 * time.Second)
+	for !w.spare.ready() {
+		if time.Now().After(deadline) {
+			t.Fatal("the spare segment was not filled within 10 s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	saveOne() // moves to the spare
+	if w.prealloc == 0 {
+		t.Fatal("the WAL did not move to the preallocated spare")
+	}
+	path := w.segs[len(w.segs)-1].path // w.f still has the spare's name
+	if n := resident(t, path); n > 2 {
+		t.Fatalf("%d pages of the new segment are cached already: the check would measure nothing", n)
+	}
+	before := threadReadBytes(t)
+	const saves = 200 // about 16 pages of records
+	for range saves {
+		saveOne()
+	}
+	if read := threadReadBytes(t) - before; read != 0 {
+		t.Errorf("%d appends of %d bytes read %d bytes from the disk, want none", saves, len(data), read)
+	}
+
+	// The check can tell: a small write into an uncached page of the
+	// same file reads that page.
+	far := (w.prealloc - 8*walPage) &^ (walPage - 1)
+	before = threadReadBytes(t)
+	if _, err := w.f.WriteAt([]byte{0}, far+10); err != nil {
+		t.Fatal(err)
+	}
+	if threadReadBytes(t) == before {
+		t.Fatal("a one-byte write into an uncached page read nothing: the check measures nothing")
 	}
 }

@@ -390,7 +390,8 @@ func (w *WAL) write(b []byte, sync bool) error {
 			return err
 		}
 	}
-	n, err := w.f.WriteAt(b, w.size)
+	n, err := w.f.WriteAt(w.padded(b), w.size)
+	n = min(n, len(b))
 	w.size += int64(n)
 	w.written.Add(uint64(n))
 	if err != nil {
@@ -406,6 +407,34 @@ func (w *WAL) write(b []byte, sync bool) error {
 		return w.sync()
 	}
 	return nil
+}
+
+// walPage is the unit the page cache reads a file in.
+const walPage = 4096
+
+// zeroPage is what padded appends.
+var zeroPage [walPage]byte
+
+// padded returns b, followed, when the segment is preallocated, by the
+// zeros up to the end of the page b ends in (never past the
+// preallocation). The bytes after w.size of a preallocated segment are
+// zeros already (spare.go fills them, open checks them), so writing more of
+// them changes nothing on disk; but a write that covers a page to its end
+// is one the kernel can take without reading the page first, and the
+// spare's zeros were written around the page cache, so without the padding
+// the first append into each page would wait for a synchronous disk read
+// (4.6 MB/s of reads under a 39,000 setData/s load, see docs/benchmarks.md).
+// The next append starts inside the page the padding left cached.
+func (w *WAL) padded(b []byte) []byte {
+	if w.prealloc == 0 {
+		return b
+	}
+	end := w.size + int64(len(b))
+	to := min(w.prealloc, (end+walPage-1)&^(walPage-1))
+	if to <= end {
+		return b
+	}
+	return append(b, zeroPage[:to-end]...)
 }
 
 // sync makes the last segment's appends durable (fdatasync on Linux).
