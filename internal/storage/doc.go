@@ -62,7 +62,11 @@
 // copied into the page cache first), fsyncs it, and on its next rollover (at once, if
 // the current segment is not preallocated) writes the header into it,
 // fsyncs and renames it into place, so appends overwrite allocated blocks
-// and an fsync writes no inode. A full preallocated segment is cut to its records before the next
+// and an fsync writes no inode. Each append to a preallocated segment is
+// padded with zeros to the end of the page it ends in (WAL.padded): the
+// spare's pages are not cached, and a write covering only part of an
+// uncached page makes the kernel read that page from the disk first.
+// A full preallocated segment is cut to its records before the next
 // one starts (not synced: a cut a crash undid leaves zeros, which read as
 // the end).
 //
