@@ -413,12 +413,13 @@ func threadReadBytes(t *testing.T) int64 {
 	return 0
 }
 
-// TestAppendsToSpareDoNotReadDisk checks that appends to a preallocated
-// segment, whose zeros were written around the page cache, never wait for
-// the kernel to read a page from the disk: each append is padded with zeros
-// to the end of its last page. Without the padding the first small append
-// into every page reads that page first.
-func TestAppendsToSpareDoNotReadDisk(t *testing.T) {
+// TestBufferedAppendsToSpareDoNotReadDisk checks that appends through the
+// page cache to a preallocated segment (where direct I/O is refused), whose
+// zeros were written around the page cache, never wait for the kernel to
+// read a page from the disk: each append is padded with zeros to the end of
+// its last page. Without the padding the first small append into every page
+// reads that page first.
+func TestBufferedAppendsToSpareDoNotReadDisk(t *testing.T) {
 	runtime.LockOSThread() // the counter is the thread's
 	defer runtime.UnlockOSThread()
 	dir := t.TempDir()
@@ -427,6 +428,7 @@ func TestAppendsToSpareDoNotReadDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
+	w.noDirect = true // as on a filesystem without direct I/O
 	data := make([]byte, 300)
 	index := uint64(1)
 	saveOne := func() {
@@ -445,8 +447,8 @@ func TestAppendsToSpareDoNotReadDisk(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	saveOne() // moves to the spare
-	if w.prealloc == 0 {
-		t.Fatal("the WAL did not move to the preallocated spare")
+	if w.prealloc == 0 || w.dt != nil {
+		t.Fatalf("after the move to the spare: preallocated %d bytes, direct appends %v; want a preallocated segment appended to through the page cache", w.prealloc, w.dt != nil)
 	}
 	path := w.segs[len(w.segs)-1].path // w.f still has the spare's name
 	if n := resident(t, path); n > 2 {
@@ -461,14 +463,229 @@ func TestAppendsToSpareDoNotReadDisk(t *testing.T) {
 		t.Errorf("%d appends of %d bytes read %d bytes from the disk, want none", saves, len(data), read)
 	}
 
-	// The check can tell: a small write into an uncached page of the
-	// same file reads that page.
+	// The check can tell: a small buffered write into an uncached page of
+	// the same file reads that page.
 	far := (w.prealloc - 8*walPage) &^ (walPage - 1)
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
 	before = threadReadBytes(t)
-	if _, err := w.f.WriteAt([]byte{0}, far+10); err != nil {
+	if _, err := f.WriteAt([]byte{0}, far+10); err != nil {
 		t.Fatal(err)
 	}
 	if threadReadBytes(t) == before {
 		t.Fatal("a one-byte write into an uncached page read nothing: the check measures nothing")
+	}
+}
+
+// moveToSpare opens a WAL in dir that preallocates at once, and returns it
+// appending to its first preallocated segment, after entries 1..n-1.
+func moveToSpare(t *testing.T, dir string, segBytes int64) (*WAL, uint64) {
+	t.Helper()
+	w, err := OpenWAL(dir, WALOptions{SegmentBytes: segBytes, PreallocateAfter: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Save(raftpb.HardState{Term: 1}, []raftpb.Entry{{Index: 1, Term: 1, Data: []byte("one")}}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !w.spare.ready() {
+		if time.Now().After(deadline) {
+			t.Fatal("the spare segment was not filled within 10 s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := w.Save(raftpb.HardState{Term: 1, Commit: 1}, []raftpb.Entry{{Index: 2, Term: 1, Data: []byte("two")}}); err != nil {
+		t.Fatal(err)
+	}
+	if w.prealloc == 0 {
+		t.Fatal("the WAL did not move to the preallocated spare")
+	}
+	return w, 3
+}
+
+// entryData is the payload of entry i in the direct-append tests: sizes
+// from a few bytes to past the staging buffer's first size.
+func entryData(i uint64) []byte {
+	n := int(i*131) % 5000
+	if i%97 == 0 {
+		n = directBufferSize + 3000
+	}
+	b := make([]byte, n)
+	for j := range b {
+		b[j] = byte(i) ^ byte(j)
+	}
+	return b
+}
+
+// checkLog reopens dir and requires entries 1..last with their payloads
+// and the hard state's commit index.
+func checkLog(t *testing.T, dir string, last, commit uint64) {
+	t.Helper()
+	w, err := OpenWAL(dir, WALOptions{PreallocateAfter: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	hs, ents, _, err := w.ReadAll(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if uint64(len(ents)) != last {
+		t.Fatalf("reopened: %d entries, want %d", len(ents), last)
+	}
+	for _, e := range ents[2:] {
+		if !bytes.Equal(e.Data, entryData(e.Index)) {
+			t.Fatalf("entry %d: %d bytes, not what was written", e.Index, len(e.Data))
+		}
+	}
+	if hs.Commit != commit {
+		t.Fatalf("reopened: commit %d, want %d", hs.Commit, commit)
+	}
+}
+
+// TestDirectAppends checks that appends to a preallocated segment go to the
+// disk with direct I/O (leaving none of the segment's pages in the page
+// cache, which appends through it would fill), of every size, across pages
+// and past the staging buffer, and read back whole after a close, after a
+// reopen that goes on appending (direct again), and without a close.
+func TestDirectAppends(t *testing.T) {
+	dir := t.TempDir()
+	w, next := moveToSpare(t, dir, 16<<20)
+	if w.dt == nil {
+		t.Fatal("no direct appends on the preallocated segment")
+	}
+	path := w.segs[len(w.segs)-1].path
+	save := func(w *WAL, n int) {
+		t.Helper()
+		for range n {
+			if err := w.Save(raftpb.HardState{Term: 1, Commit: next - 1}, []raftpb.Entry{{Index: next, Term: 1, Data: entryData(next)}}); err != nil {
+				t.Fatal(err)
+			}
+			next++
+		}
+	}
+	save(w, 300)
+	if w.dt == nil {
+		t.Fatal("direct appends were turned off")
+	}
+	if n := resident(t, path); n != 0 {
+		t.Fatalf("%d pages of the segment are in the page cache after direct appends, want none", n)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	checkLog(t, dir, next-1, next-2)
+
+	w, err := OpenWAL(dir, WALOptions{SegmentBytes: 16 << 20, PreallocateAfter: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := w.ReadAll(0); err != nil {
+		t.Fatal(err)
+	}
+	if w.dt == nil {
+		t.Fatal("reopened on a preallocated segment: no direct appends")
+	}
+	save(w, 150)
+	// No Close: as after kill -9, the synced appends are all there (the
+	// last commit-only change may not be).
+	crashed := t.TempDir()
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, de := range des {
+		if de.Name() == spareName {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, de.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(crashed, de.Name()), b, 0o640); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkLog(t, crashed, next-1, next-2)
+	w.Close()
+}
+
+// TestDirectAppendsStageCommitOnly checks that a hard state whose commit
+// index alone changed waits in the staging buffer (it needs no fsync), goes
+// out with the next synced append, and is written by Close.
+func TestDirectAppendsStageCommitOnly(t *testing.T) {
+	dir := t.TempDir()
+	w, next := moveToSpare(t, dir, 16<<20)
+	path := w.segs[len(w.segs)-1].path
+	written := func() []byte {
+		t.Helper()
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	before := written()
+	if err := w.Save(raftpb.HardState{Term: 1, Commit: 2}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(written(), before) {
+		t.Fatal("a commit-only hard state was written at once")
+	}
+	if err := w.Save(raftpb.HardState{Term: 1, Commit: 2}, []raftpb.Entry{{Index: next, Term: 1, Data: entryData(next)}}); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(written(), before) {
+		t.Fatal("a synced append was not written")
+	}
+	if err := w.Save(raftpb.HardState{Term: 1, Commit: next}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	checkLog(t, dir, next, next)
+}
+
+// TestDirectAppendsFallBack checks that appends that would reach past the
+// last whole page of the preallocation go through the page cache, and that
+// the log reads back whole after the segment fills and the WAL moves on.
+func TestDirectAppendsFallBack(t *testing.T) {
+	dir := t.TempDir()
+	w, next := moveToSpare(t, dir, 16<<20)
+	// Pretend the preallocation ends inside a page, three pages on.
+	w.prealloc = w.size&^(directAlign-1) + 3*directAlign - 100
+	for i := 0; w.dt != nil || len(w.segs) < 3; i++ {
+		if i > 1000 {
+			t.Fatalf("after %d appends: direct %v, %d segments", i, w.dt != nil, len(w.segs))
+		}
+		if err := w.Save(raftpb.HardState{Term: 1, Commit: next - 1}, []raftpb.Entry{{Index: next, Term: 1, Data: entryData(next % 96)}}); err != nil {
+			t.Fatal(err)
+		}
+		next++
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wr, err := OpenWAL(dir, WALOptions{PreallocateAfter: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wr.Close()
+	_, ents, _, err := wr.ReadAll(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if uint64(len(ents)) != next-1 {
+		t.Fatalf("%d entries, want %d", len(ents), next-1)
+	}
+	for _, e := range ents[2:] {
+		if !bytes.Equal(e.Data, entryData(e.Index%96)) {
+			t.Fatalf("entry %d is not what was written", e.Index)
+		}
 	}
 }

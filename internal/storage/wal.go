@@ -81,6 +81,8 @@ type WAL struct {
 	err       error // sticky: a failed write leaves the tail unknown
 	closed    bool
 
+	dt            *directTail   // direct appends to the current segment, nil if off
+	noDirect      bool          // the filesystem refused a direct append
 	preallocAfter int64         // see WALOptions.PreallocateAfter; < 0 never
 	spare         *spareSegment // the next segment, being zero-filled or ready
 
@@ -149,7 +151,7 @@ func (w *WAL) open() error {
 		}
 	}
 	last := segs[len(segs)-1]
-	f, err := os.OpenFile(last.path, os.O_WRONLY, 0)
+	f, err := os.OpenFile(last.path, os.O_RDWR, 0)
 	if err != nil {
 		return fmt.Errorf("storage: opening WAL segment for appending: %w", err)
 	}
@@ -161,6 +163,12 @@ func (w *WAL) open() error {
 	w.segs, w.f, w.size = segs, f, end
 	if fi.Size() > end {
 		w.prealloc = fi.Size()
+		tail := make([]byte, end%directAlign)
+		if _, err := f.ReadAt(tail, end-int64(len(tail))); err != nil {
+			_ = f.Close()
+			return fmt.Errorf("storage: reading the last page of WAL segment %s: %w", last.path, err)
+		}
+		w.startDirect(tail)
 	}
 	w.segCount.Store(int64(len(segs)))
 	return nil
@@ -390,13 +398,25 @@ func (w *WAL) write(b []byte, sync bool) error {
 			return err
 		}
 	}
-	n, err := w.f.WriteAt(w.padded(b), w.size)
-	n = min(n, len(b))
-	w.size += int64(n)
-	w.written.Add(uint64(n))
-	if err != nil {
-		w.err = fmt.Errorf("storage: appending to WAL segment %s: %w", w.f.Name(), err)
-		return w.err
+	if w.dt != nil {
+		w.dt.stage(b)
+		w.size += int64(len(b))
+		w.written.Add(uint64(len(b)))
+		if sync || w.dt.pend >= maxStaged {
+			if err := w.flushDirect(); err != nil {
+				w.err = err
+				return err
+			}
+		}
+	} else {
+		n, err := w.f.WriteAt(w.padded(b, w.size), w.size)
+		n = min(n, len(b))
+		w.size += int64(n)
+		w.written.Add(uint64(n))
+		if err != nil {
+			w.err = fmt.Errorf("storage: appending to WAL segment %s: %w", w.f.Name(), err)
+			return w.err
+		}
 	}
 	w.unsynced = true
 	if w.spare == nil && w.preallocAfter >= 0 && w.written.Load() >= uint64(w.preallocAfter) {
@@ -415,9 +435,9 @@ const walPage = 4096
 // zeroPage is what padded appends.
 var zeroPage [walPage]byte
 
-// padded returns b, followed, when the segment is preallocated, by the
-// zeros up to the end of the page b ends in (never past the
-// preallocation). The bytes after w.size of a preallocated segment are
+// padded returns b, to be written at off, followed, when the segment is
+// preallocated, by the zeros up to the end of the page b ends in (never
+// past the preallocation). The bytes after w.size of a preallocated segment are
 // zeros already (spare.go fills them, open checks them), so writing more of
 // them changes nothing on disk; but a write that covers a page to its end
 // is one the kernel can take without reading the page first, and the
@@ -425,11 +445,11 @@ var zeroPage [walPage]byte
 // the first append into each page would wait for a synchronous disk read
 // (4.6 MB/s of reads under a 39,000 setData/s load, see docs/benchmarks.md).
 // The next append starts inside the page the padding left cached.
-func (w *WAL) padded(b []byte) []byte {
+func (w *WAL) padded(b []byte, off int64) []byte {
 	if w.prealloc == 0 {
 		return b
 	}
-	end := w.size + int64(len(b))
+	end := off + int64(len(b))
 	to := min(w.prealloc, (end+walPage-1)&^(walPage-1))
 	if to <= end {
 		return b
@@ -457,6 +477,9 @@ func (w *WAL) sync() error {
 
 // roll makes the current segment durable and starts the next one.
 func (w *WAL) roll() error {
+	if err := w.flushDirect(); err != nil {
+		return err
+	}
 	if w.unsynced {
 		if err := w.sync(); err != nil {
 			return err
@@ -529,6 +552,7 @@ func (w *WAL) createSegment(seq, first uint64) error {
 	w.segs = append(w.segs, s)
 	w.segCount.Store(int64(len(w.segs)))
 	w.f, w.size, w.prealloc, w.unsynced = f, int64(len(b)), alloc, false
+	w.startDirect(b[len(b)&^(directAlign-1):])
 	return nil
 }
 
@@ -598,7 +622,10 @@ func (w *WAL) Close() error {
 		return ErrClosed
 	}
 	var err error
-	if w.unsynced && w.err == nil {
+	if w.err == nil {
+		err = w.flushDirect()
+	}
+	if w.unsynced && w.err == nil && err == nil {
 		err = w.sync()
 	}
 	if cerr := w.f.Close(); cerr != nil && err == nil {
