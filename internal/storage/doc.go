@@ -62,8 +62,16 @@
 // copied into the page cache first), fsyncs it, and on its next rollover (at once, if
 // the current segment is not preallocated) writes the header into it,
 // fsyncs and renames it into place, so appends overwrite allocated blocks
-// and an fsync writes no inode. Each append to a preallocated segment is
-// padded with zeros to the end of the page it ends in (WAL.padded): the
+// and an fsync writes no inode. On Linux appends to a preallocated segment
+// go to the disk with direct I/O (directTail in wal_direct.go): each write
+// covers whole pages, from the start of the page the log ends in (its
+// written part rewritten with the same bytes) to the end of the page the
+// append ends in (zeros, as on disk already), so a torn write can only
+// damage the new records; a hard state whose commit index alone changed
+// waits in the aligned buffer for the next synced append (or a roll, or
+// Close). Where direct I/O is refused, and for the last partial page of a
+// preallocation that does not end on a page, appends go through the page
+// cache, padded with zeros to the end of their page (WAL.padded): the
 // spare's pages are not cached, and a write covering only part of an
 // uncached page makes the kernel read that page from the disk first.
 // A full preallocated segment is cut to its records before the next
