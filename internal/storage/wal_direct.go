@@ -19,9 +19,12 @@ import (
 // An append that needs no fsync (a hard state whose commit index alone
 // changed) is only staged: it goes out with the next append that is
 // synced, the next roll or Close. Through the page cache it would have
-// been written there and reached the disk with the next fsync; either way a
-// crash may lose it, which costs nothing (raft learns the commit index
-// again).
+// been written there and reached the disk with the next fsync, so a crash
+// of the machine could lose it; now a crash of the process can too. That
+// loses no acknowledged write: the entries are durable, and a restarted
+// member learns the commit index again from raft (a leader at once, a
+// follower from the leader) and refuses, as before, a client that has
+// seen a later zxid than it has applied.
 //
 // Why: through the page cache every byte of the log is copied into a
 // freshly allocated page and written back by the fsync; a perf profile of a
