@@ -397,7 +397,10 @@ func testServerKilled(t *testing.T, proc *zktest.Process) {
 		window   = 256
 	)
 	alog := newEventLog()
-	a := connect(t, proc.Addr, zk.WithDefaultWatcher(alog))
+	// The long timeout lets the session outlive a slow restart, as in
+	// testServerRestart: a ZooKeeper JVM restarting on a machine busy
+	// with other tests once took longer than the default.
+	a := connect(t, proc.Addr, zk.WithDefaultWatcher(alog), zk.WithSessionTimeout(restartSessionTimeout))
 	ctx := testCtx(t)
 	root := "/lc-kill"
 	eph := root + "/eph"
@@ -447,7 +450,7 @@ func testServerKilled(t *testing.T, proc *zktest.Process) {
 	if err := proc.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	alog.state(t, 0, zk.StateDisconnected)
+	down := alog.state(t, 0, zk.StateDisconnected)
 	close(stop)
 	n := recv(t, submitted, "the submitting goroutine")
 	waitGroup(t, &wg, "callbacks")
@@ -471,7 +474,8 @@ func testServerKilled(t *testing.T, proc *zktest.Process) {
 	}
 
 	proc.Restart(t)
-	alog.state(t, 0, zk.StateSyncConnected)
+	alog.wait(t, down, restartSessionTimeout+10*time.Second, "SyncConnected", isState(zk.StateSyncConnected))
+	ctx = testCtx(t) // the restart may have outlasted the first one
 	if got := a.SessionID(); got != sid {
 		t.Errorf("session %#x after the restart, want %#x", got, sid)
 	}
