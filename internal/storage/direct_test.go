@@ -422,15 +422,9 @@ func threadReadBytes(t *testing.T) int64 {
 func TestBufferedAppendsToSpareDoNotReadDisk(t *testing.T) {
 	runtime.LockOSThread() // the counter is the thread's
 	defer runtime.UnlockOSThread()
-	dir := t.TempDir()
-	w, err := OpenWAL(dir, WALOptions{SegmentBytes: 8 << 20, PreallocateAfter: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, index := moveToSpare(t, t.TempDir(), 8<<20, true) // as on a filesystem without direct I/O
 	defer w.Close()
-	w.noDirect = true // as on a filesystem without direct I/O
 	data := make([]byte, 300)
-	index := uint64(1)
 	saveOne := func() {
 		t.Helper()
 		if err := w.Save(raftpb.HardState{Term: 1, Commit: index}, []raftpb.Entry{{Index: index, Term: 1, Data: data}}); err != nil {
@@ -438,17 +432,8 @@ func TestBufferedAppendsToSpareDoNotReadDisk(t *testing.T) {
 		}
 		index++
 	}
-	saveOne()
-	deadline := time.Now().Add(10 * time.Second)
-	for !w.spare.ready() {
-		if time.Now().After(deadline) {
-			t.Fatal("the spare segment was not filled within 10 s")
-		}
-		time.Sleep(time.Millisecond)
-	}
-	saveOne() // moves to the spare
-	if w.prealloc == 0 || w.dt != nil {
-		t.Fatalf("after the move to the spare: preallocated %d bytes, direct appends %v; want a preallocated segment appended to through the page cache", w.prealloc, w.dt != nil)
+	if w.dt != nil {
+		t.Fatal("direct appends on the preallocated segment: want appends through the page cache")
 	}
 	path := w.segs[len(w.segs)-1].path // w.f still has the spare's name
 	if n := resident(t, path); n > 2 {
@@ -465,7 +450,7 @@ func TestBufferedAppendsToSpareDoNotReadDisk(t *testing.T) {
 
 	// The check can tell: a small buffered write into an uncached page of
 	// the same file reads that page.
-	far := (w.prealloc - 8*walPage) &^ (walPage - 1)
+	far := (w.prealloc - 8*directAlign) &^ (directAlign - 1)
 	f, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -481,13 +466,16 @@ func TestBufferedAppendsToSpareDoNotReadDisk(t *testing.T) {
 }
 
 // moveToSpare opens a WAL in dir that preallocates at once, and returns it
-// appending to its first preallocated segment, after entries 1..n-1.
-func moveToSpare(t *testing.T, dir string, segBytes int64) (*WAL, uint64) {
+// appending to its first preallocated segment, after entries 1..n-1;
+// noDirect makes it append through the page cache, as where direct I/O is
+// refused.
+func moveToSpare(t *testing.T, dir string, segBytes int64, noDirect bool) (*WAL, uint64) {
 	t.Helper()
 	w, err := OpenWAL(dir, WALOptions{SegmentBytes: segBytes, PreallocateAfter: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
+	w.noDirect = noDirect
 	if err := w.Save(raftpb.HardState{Term: 1}, []raftpb.Entry{{Index: 1, Term: 1, Data: []byte("one")}}); err != nil {
 		t.Fatal(err)
 	}
@@ -521,9 +509,12 @@ func entryData(i uint64) []byte {
 	return b
 }
 
-// checkLog reopens dir and requires entries 1..last with their payloads
-// and the hard state's commit index.
-func checkLog(t *testing.T, dir string, last, commit uint64) {
+// smallData is entryData without the payloads past the staging buffer.
+func smallData(i uint64) []byte { return entryData(i % 96) }
+
+// checkLog reopens dir and requires entries 1..last, those from 3 on with
+// the payloads data gives, and the hard state's commit index.
+func checkLog(t *testing.T, dir string, last, commit uint64, data func(uint64) []byte) {
 	t.Helper()
 	w, err := OpenWAL(dir, WALOptions{PreallocateAfter: -1})
 	if err != nil {
@@ -538,7 +529,7 @@ func checkLog(t *testing.T, dir string, last, commit uint64) {
 		t.Fatalf("reopened: %d entries, want %d", len(ents), last)
 	}
 	for _, e := range ents[2:] {
-		if !bytes.Equal(e.Data, entryData(e.Index)) {
+		if !bytes.Equal(e.Data, data(e.Index)) {
 			t.Fatalf("entry %d: %d bytes, not what was written", e.Index, len(e.Data))
 		}
 	}
@@ -554,7 +545,7 @@ func checkLog(t *testing.T, dir string, last, commit uint64) {
 // reopen that goes on appending (direct again), and without a close.
 func TestDirectAppends(t *testing.T) {
 	dir := t.TempDir()
-	w, next := moveToSpare(t, dir, 16<<20)
+	w, next := moveToSpare(t, dir, 16<<20, false)
 	if w.dt == nil {
 		t.Fatal("no direct appends on the preallocated segment")
 	}
@@ -578,7 +569,7 @@ func TestDirectAppends(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	checkLog(t, dir, next-1, next-2)
+	checkLog(t, dir, next-1, next-2, entryData)
 
 	w, err := OpenWAL(dir, WALOptions{SegmentBytes: 16 << 20, PreallocateAfter: -1})
 	if err != nil {
@@ -610,7 +601,7 @@ func TestDirectAppends(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	checkLog(t, crashed, next-1, next-2)
+	checkLog(t, crashed, next-1, next-2, entryData)
 	w.Close()
 }
 
@@ -619,7 +610,7 @@ func TestDirectAppends(t *testing.T) {
 // out with the next synced append, and is written by Close.
 func TestDirectAppendsStageCommitOnly(t *testing.T) {
 	dir := t.TempDir()
-	w, next := moveToSpare(t, dir, 16<<20)
+	w, next := moveToSpare(t, dir, 16<<20, false)
 	path := w.segs[len(w.segs)-1].path
 	written := func() []byte {
 		t.Helper()
@@ -648,7 +639,7 @@ func TestDirectAppendsStageCommitOnly(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	checkLog(t, dir, next, next)
+	checkLog(t, dir, next, next, entryData)
 }
 
 // TestDirectAppendsFallBack checks that appends that would reach past the
@@ -656,14 +647,14 @@ func TestDirectAppendsStageCommitOnly(t *testing.T) {
 // the log reads back whole after the segment fills and the WAL moves on.
 func TestDirectAppendsFallBack(t *testing.T) {
 	dir := t.TempDir()
-	w, next := moveToSpare(t, dir, 16<<20)
+	w, next := moveToSpare(t, dir, 16<<20, false)
 	// Pretend the preallocation ends inside a page, three pages on.
 	w.prealloc = w.size&^(directAlign-1) + 3*directAlign - 100
 	for i := 0; w.dt != nil || len(w.segs) < 3; i++ {
 		if i > 1000 {
 			t.Fatalf("after %d appends: direct %v, %d segments", i, w.dt != nil, len(w.segs))
 		}
-		if err := w.Save(raftpb.HardState{Term: 1, Commit: next - 1}, []raftpb.Entry{{Index: next, Term: 1, Data: entryData(next % 96)}}); err != nil {
+		if err := w.Save(raftpb.HardState{Term: 1, Commit: next - 1}, []raftpb.Entry{{Index: next, Term: 1, Data: smallData(next)}}); err != nil {
 			t.Fatal(err)
 		}
 		next++
@@ -671,21 +662,5 @@ func TestDirectAppendsFallBack(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	wr, err := OpenWAL(dir, WALOptions{PreallocateAfter: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer wr.Close()
-	_, ents, _, err := wr.ReadAll(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if uint64(len(ents)) != next-1 {
-		t.Fatalf("%d entries, want %d", len(ents), next-1)
-	}
-	for _, e := range ents[2:] {
-		if !bytes.Equal(e.Data, entryData(e.Index%96)) {
-			t.Fatalf("entry %d is not what was written", e.Index)
-		}
-	}
+	checkLog(t, dir, next-1, next-2, smallData)
 }

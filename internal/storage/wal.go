@@ -429,11 +429,8 @@ func (w *WAL) write(b []byte, sync bool) error {
 	return nil
 }
 
-// walPage is the unit the page cache reads a file in.
-const walPage = 4096
-
 // zeroPage is what padded appends.
-var zeroPage [walPage]byte
+var zeroPage [directAlign]byte
 
 // padded returns b, to be written at off, followed, when the segment is
 // preallocated, by the zeros up to the end of the page b ends in (never
@@ -450,7 +447,7 @@ func (w *WAL) padded(b []byte, off int64) []byte {
 		return b
 	}
 	end := off + int64(len(b))
-	to := min(w.prealloc, (end+walPage-1)&^(walPage-1))
+	to := min(w.prealloc, (end+directAlign-1)&^(directAlign-1))
 	if to <= end {
 		return b
 	}
