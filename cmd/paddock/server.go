@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/paddockhq/paddock/internal/config"
+	"github.com/paddockhq/paddock/internal/gctune"
 	"github.com/paddockhq/paddock/internal/server"
 )
 
@@ -92,6 +94,9 @@ func runServer(ctx context.Context, stderr io.Writer, configPath string, sf shut
 		logger.Debug("config key ignored by Paddock", "key", k)
 	}
 
+	stopGC := tuneGC(cfg, logger)
+	defer stopGC()
+
 	srv, err := server.New(cfg, logger)
 	if err != nil {
 		return &exitError{code: exitFailure, err: fmt.Errorf("creating server: %w", err)}
@@ -116,6 +121,20 @@ func runServer(ctx context.Context, stderr io.Writer, configPath string, sf shut
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// tuneGC applies paddock.gcHeadroomMB (internal/gctune) to this process,
+// unless the GOGC environment variable says what the user wants instead.
+// It returns the function that ends the tuning.
+func tuneGC(cfg *config.Config, logger *slog.Logger) (stop func()) {
+	if cfg.GCHeadroom == 0 {
+		return func() {}
+	}
+	if v, ok := os.LookupEnv("GOGC"); ok {
+		logger.Info("GOGC is set; paddock.gcHeadroomMB not applied", "GOGC", v)
+		return func() {}
+	}
+	return gctune.Start(cfg.GCHeadroom).Stop
 }
 
 // newLogger builds the process logger on w from the configured format and

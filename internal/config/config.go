@@ -75,6 +75,12 @@ type Config struct {
 	// Paddock key). Default 25; 0 snapshots on SnapCount alone, as
 	// ZooKeeper does.
 	SnapLogPercent int
+	// GCHeadroom is the least the Go heap may grow between two garbage
+	// collections, in bytes (paddock.gcHeadroomMB, a Paddock key, in MiB):
+	// with a small live heap GOGC is raised so that collections under load
+	// stay infrequent (internal/gctune). Default 64 MiB; 0 leaves GOGC
+	// alone. Not applied when the GOGC environment variable is set.
+	GCHeadroom uint64
 	// AutopurgeSnapRetainCount is how many snapshots autopurge keeps
 	// (autopurge.snapRetainCount). Default 3; values below 3 become 3, as in
 	// ZooKeeper.
@@ -199,6 +205,7 @@ func Default() *Config {
 		GlobalOutstandingLimit:   1000,
 		SnapCount:                100000,
 		SnapLogPercent:           25,
+		GCHeadroom:               64 << 20,
 		AutopurgeSnapRetainCount: minSnapRetainCount,
 		JuteMaxBuffer:            0xfffff,
 		ContainerCheckInterval:   60 * time.Second,

@@ -351,6 +351,13 @@ func (b *builder) set(key, value, where string, fromFile bool) (bool, error) {
 		if err == nil && c.SnapLogPercent < 0 {
 			err = errors.New("must not be negative")
 		}
+	case "paddock.gcHeadroomMB":
+		var mb int
+		mb, err = parseInt32(value)
+		if err == nil && mb < 0 {
+			err = errors.New("must not be negative")
+		}
+		c.GCHeadroom = uint64(mb) << 20
 	case "paddock.raft.electionTimeoutMs":
 		c.RaftElectionTimeout, err = parseMillis(value)
 	case "paddock.raft.heartbeatMs":
