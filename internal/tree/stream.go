@@ -14,10 +14,15 @@ import (
 // under its read lock, and applies entries under its write lock in between.
 //
 // Copy on write keeps the old state: while a stream is open, every mutating
-// method of the tree first saves a copy of the node it changes (and of its
-// children map, when that changes), so the stream reads each node as it was
-// at the start. Nodes created after the start are never reached, because
-// the stream walks the saved children maps.
+// method of the tree first saves a copy of the node it changes, and, when a
+// child is added or removed, what the parent held under that name at the
+// start (kidsDelta), so the stream reads each node and each parent's
+// children as they were at the start. Nodes created after the start are
+// never reached, because the stream sees children through those deltas.
+// Only the names that change are saved, never a whole children map: a
+// parent with tens of thousands of children would otherwise be copied by
+// the first write under it after a snapshot began, holding up the apply
+// of that write (and every request queued behind it) for milliseconds.
 //
 // Next and the tree's mutating methods must not run concurrently (the
 // caller's lock orders them); only one stream may be open at a time.
@@ -26,17 +31,22 @@ type Stream struct {
 	count     int
 	acls      map[ACLRef][]proto.ACL
 	saved     map[*Node]*Node
-	savedKids map[*Node]map[string]*Node
+	savedKids map[*Node]kidsDelta
 	stack     []streamFrame
 	header    bool
 	cacheHits int // frames whose order came from Tree.sorted (for tests)
 }
 
+// kidsDelta records, for a parent whose children changed while a stream
+// was open, the child each changed name had when the stream began: nil for
+// a name that was free then.
+type kidsDelta map[string]*Node
+
 // streamFrame is a node whose children are being streamed: their names as
 // the stream saw them when it reached the parent, sorted. Taking them then
 // is right: a children map changed later is copied first (preserve), so it
 // held these children at the stream's start too, and each child is looked
-// up in the parent's children as of the start (kids).
+// up in the parent's children as of the start (kid).
 type streamFrame struct {
 	path   string // the parent's path, with a trailing "/" except for the root
 	parent *Node
@@ -56,7 +66,7 @@ func (t *Tree) BeginStream() *Stream {
 		count:     t.count,
 		acls:      maps.Clone(t.acls.lists),
 		saved:     make(map[*Node]*Node),
-		savedKids: make(map[*Node]map[string]*Node),
+		savedKids: make(map[*Node]kidsDelta),
 	}
 	t.stream = s
 	return s
@@ -70,9 +80,9 @@ func (s *Stream) End() {
 	s.saved, s.savedKids, s.stack = nil, nil, nil
 }
 
-// preserve saves n (and its children map if kids) before a change, when a
-// stream is open and has not saved it yet.
-func (t *Tree) preserve(n *Node, kids bool) {
+// preserve saves n before a change, when a stream is open and has not
+// saved it yet.
+func (t *Tree) preserve(n *Node) {
 	s := t.stream
 	if s == nil {
 		return
@@ -81,10 +91,24 @@ func (t *Tree) preserve(n *Node, kids bool) {
 		cp := *n
 		s.saved[n] = &cp
 	}
-	if kids {
-		if _, ok := s.savedKids[n]; !ok {
-			s.savedKids[n] = maps.Clone(n.children)
-		}
+}
+
+// preserveChild saves parent, and the child it holds under name, before a
+// child of that name is added or removed, when a stream is open and has
+// not saved them yet.
+func (t *Tree) preserveChild(parent *Node, name string) {
+	s := t.stream
+	if s == nil {
+		return
+	}
+	t.preserve(parent)
+	d := s.savedKids[parent]
+	if d == nil {
+		d = make(kidsDelta)
+		s.savedKids[parent] = d
+	}
+	if _, ok := d[name]; !ok {
+		d[name] = parent.children[name]
 	}
 }
 
@@ -96,12 +120,32 @@ func (s *Stream) state(n *Node) *Node {
 	return n
 }
 
-// kids returns n's children as they were when the stream began.
-func (s *Stream) kids(n *Node) map[string]*Node {
-	if old, ok := s.savedKids[n]; ok {
-		return old
+// kid returns n's child called name as it was when the stream began, or
+// nil.
+func (s *Stream) kid(n *Node, name string) *Node {
+	if c, ok := s.savedKids[n][name]; ok {
+		return c
 	}
-	return n.children
+	return n.children[name]
+}
+
+// hasKids reports whether n had children when the stream began.
+func (s *Stream) hasKids(n *Node) bool {
+	d, ok := s.savedKids[n]
+	if !ok {
+		return len(n.children) > 0
+	}
+	count := len(n.children)
+	for name, old := range d {
+		_, now := n.children[name]
+		switch {
+		case old == nil && now:
+			count-- // added since
+		case old != nil && !now:
+			count++ // removed since
+		}
+	}
+	return count > 0
 }
 
 // Next appends up to max more nodes to b and reports whether the stream is
@@ -124,7 +168,7 @@ func (s *Stream) Next(b []byte, max int) ([]byte, bool) {
 		}
 		name := f.names[f.next]
 		f.next++
-		n := s.kids(f.parent)[name]
+		n := s.kid(f.parent, name)
 		// The path goes straight into b: only a node with children needs
 		// it as a string, for its frame.
 		start := len(b)
@@ -132,7 +176,7 @@ func (s *Stream) Next(b []byte, max int) ([]byte, bool) {
 		b = append(b, f.path...)
 		b = append(b, name...)
 		b = appendNodeFields(b, s.state(n))
-		if len(s.kids(n)) > 0 {
+		if s.hasKids(n) {
 			s.push(string(b[start+4:start+4+len(f.path)+len(name)]), n)
 		}
 	}
@@ -141,31 +185,37 @@ func (s *Stream) Next(b []byte, max int) ([]byte, bool) {
 
 // push adds a frame for n's children, if it has any.
 func (s *Stream) push(path string, n *Node) {
-	m := s.kids(n)
-	if len(m) == 0 {
+	if !s.hasKids(n) {
 		return
 	}
 	if path != "/" {
 		path += "/"
 	}
-	s.stack = append(s.stack, streamFrame{path: path, parent: n, names: s.sortedNames(n, m)})
+	s.stack = append(s.stack, streamFrame{path: path, parent: n, names: s.sortedNames(n)})
 }
 
-// sortedNames returns the names of m, n's children at the stream's start,
-// in order: from the tree's cache when n's children have not changed since
-// the stream began (then m is n's live map, and a cached order is current),
-// else sorted here, and cached if there are many.
-func (s *Stream) sortedNames(n *Node, m map[string]*Node) []string {
-	_, changed := s.savedKids[n]
+// sortedNames returns the names of n's children at the stream's start, in
+// order: from the tree's cache when n's children have not changed since
+// the stream began (then its live map is as at the start, and a cached
+// order is current), else sorted here, and cached if there are many.
+func (s *Stream) sortedNames(n *Node) []string {
+	d, changed := s.savedKids[n]
 	if !changed {
 		if names, ok := s.t.sorted[n]; ok {
 			s.cacheHits++
 			return names
 		}
 	}
-	names := make([]string, 0, len(m))
-	for name := range m {
-		names = append(names, name)
+	names := make([]string, 0, len(n.children)+len(d))
+	for name := range n.children {
+		if _, ok := d[name]; !ok {
+			names = append(names, name)
+		}
+	}
+	for name, old := range d {
+		if old != nil {
+			names = append(names, name)
+		}
 	}
 	slices.Sort(names)
 	if !changed && len(names) >= sortCacheMin {

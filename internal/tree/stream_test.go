@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand"
+	"runtime"
 	"sort"
 	"testing"
 
@@ -185,4 +186,40 @@ func TestStreamCachedOrder(t *testing.T) {
 	check("after a delete", func() { tr.Delete("/p/c008", 502) }, 0)
 	check("after a delete during the last stream", nil, 0)
 	check("unchanged again", nil, 1)
+}
+
+// TestStreamSavesOnlyChangedChildren checks that a write under a parent
+// with many children, made while a stream is open, saves what changed and
+// not a copy of the parent's whole children map (which held up the apply
+// of that write for milliseconds), and that the stream is still the state
+// it began with.
+func TestStreamSavesOnlyChangedChildren(t *testing.T) {
+	const children = 20000
+	tr := New()
+	tr.Create("/p", nil, OpenACL, 0, 1, 1)
+	for i := range children {
+		tr.Create(fmt.Sprintf("/p/c%05d", i), []byte("v"), OpenACL, 0, int64(2+i), 1)
+	}
+	want := tr.AppendSnapshot(nil)
+	s := tr.BeginStream()
+	zxid := int64(children + 10)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	tr.Create("/p/new", []byte("x"), OpenACL, 0, zxid, 1)
+	tr.Delete("/p/c00007", zxid+1)
+	n8 := tr.Delete("/p/c00008", zxid+2)
+	tr.Reinsert("/p/c00008", n8, OpenACL) // as a failed multi undoes a delete
+	runtime.ReadMemStats(&after)
+	// A copy of the map alone is at least 24 bytes per child.
+	if got := after.TotalAlloc - before.TotalAlloc; got > 64<<10 {
+		t.Fatalf("four changes under a parent of %d children allocated %d bytes with a stream open; want only the changed names saved", children, got)
+	}
+	var b []byte
+	for done := false; !done; {
+		b, done = s.Next(b, 1000)
+	}
+	s.End()
+	if !bytes.Equal(b, want) {
+		t.Fatal("stream differs from the state it began with")
+	}
 }

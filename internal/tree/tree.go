@@ -72,10 +72,11 @@ func newEmpty() *Tree {
 	}
 }
 
-// childrenChanging is called before parent's children map changes: it keeps
-// the map's state for an open snapshot stream and drops the cached order.
-func (t *Tree) childrenChanging(parent *Node) {
-	t.preserve(parent, true)
+// childrenChanging is called before the child called name is added to or
+// removed from parent: it keeps the parent's state for an open snapshot
+// stream and drops the cached order.
+func (t *Tree) childrenChanging(parent *Node, name string) {
+	t.preserveChild(parent, name)
 	if len(t.sorted) > 0 {
 		delete(t.sorted, parent)
 	}
@@ -126,7 +127,7 @@ func (t *Tree) ACL(n *Node) []proto.ACL { return t.acls.get(n.ACL) }
 func (t *Tree) Create(path string, data []byte, acl []proto.ACL, owner, zxid, now int64) *Node {
 	parentPath, name := zpath.Parent(path)
 	parent := t.Get(parentPath)
-	t.childrenChanging(parent)
+	t.childrenChanging(parent, name)
 	n := &Node{
 		Data: data, Czxid: zxid, Mzxid: zxid, Pzxid: zxid, Ctime: now, Mtime: now,
 		EphemeralOwner: owner, ACL: t.acls.intern(acl),
@@ -148,7 +149,7 @@ func (t *Tree) Create(path string, data []byte, acl []proto.ACL, owner, zxid, no
 func (t *Tree) Delete(path string, zxid int64) *Node {
 	parentPath, name := zpath.Parent(path)
 	parent := t.Get(parentPath)
-	t.childrenChanging(parent)
+	t.childrenChanging(parent, name)
 	n := parent.children[name]
 	delete(parent.children, name)
 	if len(parent.children) == 0 {
@@ -170,8 +171,8 @@ func (t *Tree) Delete(path string, zxid int64) *Node {
 func (t *Tree) Reinsert(path string, n *Node, acl []proto.ACL) {
 	parentPath, name := zpath.Parent(path)
 	parent := t.Get(parentPath)
-	t.childrenChanging(parent)
-	t.preserve(n, false)
+	t.childrenChanging(parent, name)
+	t.preserve(n)
 	if parent.children == nil {
 		parent.children = make(map[string]*Node, 1)
 	}
@@ -184,14 +185,14 @@ func (t *Tree) Reinsert(path string, n *Node, acl []proto.ACL) {
 
 // SetData replaces the data of n.
 func (t *Tree) SetData(n *Node, data []byte, version int32, zxid, now int64) {
-	t.preserve(n, false)
+	t.preserve(n)
 	t.dataSize += int64(len(data) - len(n.Data))
 	n.Data, n.Version, n.Mzxid, n.Mtime = data, version, zxid, now
 }
 
 // SetACL replaces the ACL list of n.
 func (t *Tree) SetACL(n *Node, acl []proto.ACL, aversion int32) {
-	t.preserve(n, false)
+	t.preserve(n)
 	old := n.ACL
 	n.ACL = t.acls.intern(acl)
 	t.acls.release(old)
