@@ -152,6 +152,9 @@ func writeSetup(b *strings.Builder, s *Summary) {
 	}
 	w("* **Apache ZooKeeper** %s (Debian package %s) on %s, %s.\n", firstWord(h.ZooKeeperVersion), h.ZooKeeperPackage, h.Java, jvm)
 	w("* **Paddock** at %s.\n", paddockBuilds(s))
+	if runs := runList(s.Headers); runs != "" {
+		w("* **Runs** behind these results, in order: %s.\n", runs)
+	}
 	for _, ms := range s.Modes {
 		st := ms.Header.Settings
 		if st.TickTime == 0 {
@@ -201,6 +204,40 @@ func method(st Settings) string {
 		reps = "1 repetition"
 	}
 	return fmt.Sprintf("%s pre-warm, %s, a run measured %s after %s of warm-up", st.Prewarm, reps, st.Duration, st.Warmup)
+}
+
+// runList names, when the results come from more than one run of the
+// script on different days, machines or revisions, each run: its date,
+// mode, machine and Paddock revision. It is empty otherwise.
+func runList(hs []Header) string {
+	if len(hs) < 2 {
+		return ""
+	}
+	key := func(h Header) string { return h.Date[:min(len(h.Date), 10)] + h.CPUModel + h.PaddockRevision }
+	differ := false
+	for _, h := range hs[1:] {
+		differ = differ || key(h) != key(hs[0])
+	}
+	if !differ {
+		return ""
+	}
+	var parts []string
+	for _, h := range hs {
+		mode := h.Mode
+		if mode == "" {
+			mode = "standalone"
+		}
+		rev := h.PaddockRevision
+		if len(rev) > 7 {
+			rev = rev[:7]
+		}
+		if h.PaddockModified {
+			rev += "+"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s (%s; %s, Paddock %s)",
+			h.Date[:min(len(h.Date), 10)], mode, h.Command, h.CPUModel, rev))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // paddockBuilds names the Paddock revision and Go version of each run.

@@ -135,7 +135,9 @@ type ModeSummary struct {
 // Summary is a results file, aggregated.
 type Summary struct {
 	Header Header
-	Modes  []ModeSummary
+	// Headers are every run's headers, in file order.
+	Headers []Header
+	Modes   []ModeSummary
 	// Load1 is the 1-minute load average before each run.
 	Load1 Stat
 	// Failed lists the failed bench runs; WithErrors the others whose
@@ -148,7 +150,7 @@ type Summary struct {
 // Summarize aggregates d: per mode, series, workload and client count, the
 // median and range of each figure over the repetitions, per server.
 func Summarize(d *Data) *Summary {
-	s := &Summary{Header: d.Header}
+	s := &Summary{Header: d.Header, Headers: d.Headers}
 	var loads []float64
 	var modes []string
 	addMode := func(m string) {
