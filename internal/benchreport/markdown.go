@@ -213,7 +213,8 @@ func runList(hs []Header) string {
 	if len(hs) < 2 {
 		return ""
 	}
-	key := func(h Header) string { return h.Date[:min(len(h.Date), 10)] + h.CPUModel + h.PaddockRevision }
+	day := func(h Header) string { return h.Date[:min(len(h.Date), 10)] }
+	key := func(h Header) string { return day(h) + h.CPUModel + h.PaddockRevision }
 	differ := false
 	for _, h := range hs[1:] {
 		differ = differ || key(h) != key(hs[0])
@@ -235,7 +236,7 @@ func runList(hs []Header) string {
 			rev += "+"
 		}
 		parts = append(parts, fmt.Sprintf("%s %s (%s; %s, Paddock %s)",
-			h.Date[:min(len(h.Date), 10)], mode, h.Command, h.CPUModel, rev))
+			day(h), mode, h.Command, h.CPUModel, rev))
 	}
 	return strings.Join(parts, "; ")
 }

@@ -354,10 +354,12 @@ func (b *builder) set(key, value, where string, fromFile bool) (bool, error) {
 	case "paddock.gcHeadroomMB":
 		var mb int
 		mb, err = parseInt32(value)
-		if err == nil && mb < 0 {
+		switch {
+		case err == nil && mb < 0:
 			err = errors.New("must not be negative")
+		case err == nil:
+			c.GCHeadroom = uint64(mb) << 20
 		}
-		c.GCHeadroom = uint64(mb) << 20
 	case "paddock.raft.electionTimeoutMs":
 		c.RaftElectionTimeout, err = parseMillis(value)
 	case "paddock.raft.heartbeatMs":

@@ -44,9 +44,9 @@ type kidsDelta map[string]*Node
 
 // streamFrame is a node whose children are being streamed: their names as
 // the stream saw them when it reached the parent, sorted. Taking them then
-// is right: a children map changed later is copied first (preserve), so it
-// held these children at the stream's start too, and each child is looked
-// up in the parent's children as of the start (kid).
+// is right: they are derived from the live children and the names changed
+// since the start (kidsDelta), and each child is looked up in the
+// parent's children as of the start (kid).
 type streamFrame struct {
 	path   string // the parent's path, with a trailing "/" except for the root
 	parent *Node
@@ -156,7 +156,9 @@ func (s *Stream) Next(b []byte, max int) ([]byte, bool) {
 		b = appendACLTable(b, s.acls)
 		b = proto.AppendInt64(b, int64(s.count))
 		b = appendNode(b, "/", s.state(s.t.root))
-		s.push("/", s.t.root)
+		if s.hasKids(s.t.root) {
+			s.push("/", s.t.root)
+		}
 		max--
 	}
 	for ; max > 0 && len(s.stack) > 0; max-- {
@@ -183,11 +185,9 @@ func (s *Stream) Next(b []byte, max int) ([]byte, bool) {
 	return b, len(s.stack) == 0
 }
 
-// push adds a frame for n's children, if it has any.
+// push adds a frame for n's children; n had some at the stream's start
+// (hasKids).
 func (s *Stream) push(path string, n *Node) {
-	if !s.hasKids(n) {
-		return
-	}
 	if path != "/" {
 		path += "/"
 	}
