@@ -284,15 +284,17 @@ func (c *Conn) nextServer() (string, bool, error) {
 }
 
 // connectTimeout is the time one attempt gets: the session timeout shared
-// among the servers, as ZooKeeper's client does.
+// among the servers, as ZooKeeper's client does, but at most a third of it,
+// so that a server which accepts the connection and never answers (a
+// ZooKeeper server still loading its data does that) leaves time for two
+// more attempts before the session expires. ZooKeeper's client gives a
+// single server the whole session timeout and loses the session there.
 func (c *Conn) connectTimeout() time.Duration {
 	c.mu.Lock()
 	t := c.timeout
 	c.mu.Unlock()
-	if n := c.hosts.Len(); n > 1 {
-		t /= time.Duration(n)
-	}
-	return max(t, 100*time.Millisecond)
+	n := max(c.hosts.Len(), 3)
+	return max(t/time.Duration(n), 100*time.Millisecond)
 }
 
 // failAttempt records a failed attempt and fails the calls queued while

@@ -20,7 +20,8 @@ type HostProvider interface {
 	// the address Next returned last.
 	Connected()
 	// Len returns the number of addresses in a round; the Conn divides
-	// the session timeout by it to get each attempt's connect timeout.
+	// the session timeout by it (by at least 3) to get each attempt's
+	// connect timeout.
 	Len() int
 }
 

@@ -546,6 +546,41 @@ func TestFakeExpiredHandshake(t *testing.T) {
 	}
 }
 
+// TestFakeSilentHandshake: a server accepts the reconnect and never answers
+// it (a ZooKeeper server still loading its data does that). The attempt must
+// give up well before the session timeout, so that the next attempt resumes
+// the session instead of the client taking it as expired.
+func TestFakeSilentHandshake(t *testing.T) {
+	const timeout = 3 * time.Second
+	s := newFakeZK(t, false)
+	s.handshake = func(n int, req proto.ConnectRequest) (proto.ConnectResponse, bool) {
+		if n == 2 {
+			select { // silent until the server shuts down
+			case <-s.quit:
+			case <-time.After(fakeWait):
+			}
+			return proto.ConnectResponse{}, false
+		}
+		return grant(req, 0x51, false), true
+	}
+	log := newEventLog()
+	c, fc := connectFake(t, s, zk.WithDefaultWatcher(log), zk.WithSessionTimeout(timeout))
+	fc.close()
+	down := log.state(t, 0, zk.StateDisconnected)
+	i, _ := log.wait(t, down, fakeWait, "SyncConnected or Expired", func(e zk.Event) bool {
+		return e.Type == zk.EventNone && (e.State == zk.StateSyncConnected || e.State == zk.StateExpired)
+	})
+	if got := log.all()[i].State; got != zk.StateSyncConnected {
+		t.Fatalf("after a silent handshake the session ended %s, want it resumed; events: %v", got, log.all())
+	}
+	if n := s.requests.Load(); n < 3 {
+		t.Errorf("%d ConnectRequests, want at least 3 (the silent one and the one that resumed)", n)
+	}
+	if got := c.SessionID(); got != 0x51 {
+		t.Errorf("session %#x after the reconnect, want 0x51", got)
+	}
+}
+
 // TestFakeExpiredAtConnect: a server that answers the first handshake with
 // timeOut 0 makes Connect fail with ErrSessionExpired.
 func TestFakeExpiredAtConnect(t *testing.T) {
