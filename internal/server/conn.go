@@ -111,6 +111,12 @@ func (s *Server) newConn(nc net.Conn) *conn {
 
 func (c *conn) authIDs() []proto.ID { return *c.auth.Load() }
 
+// debug reports whether the connection's logger records debug lines: the
+// per-session lines (established, reattached, closed) are debug, as
+// ZooKeeper logs them, and their arguments are formatted only when they
+// will be written.
+func (c *conn) debug() bool { return c.log.Enabled(context.Background(), slog.LevelDebug) }
+
 func (c *conn) addAuth(ids ...proto.ID) {
 	old := c.authIDs()
 	next := make([]proto.ID, 0, len(old)+len(ids))
@@ -374,7 +380,9 @@ func (c *conn) decode(frame []byte) (*item, bool) {
 		return c.authenticate(it, r)
 	}
 	if h.Op == proto.OpCloseSession {
-		c.log.Info("session closed by client", "session", fmt.Sprintf("0x%x", c.sessionID))
+		if c.debug() {
+			c.log.Debug("session closed by client", "session", fmt.Sprintf("0x%x", c.sessionID))
+		}
 		c.closeRequested.Store(true)
 		it.close = true
 		it.entry = &fsm.Entry{Type: fsm.EntryCloseSession, Session: c.sessionID, Time: time.Now().UnixMilli(), Origin: c.s.origin()}
@@ -810,7 +818,9 @@ func (c *conn) handshake(frame []byte, br *bufio.Reader) bool {
 			return false
 		}
 		resp.SessionID, resp.Passwd = id, passwd
-		c.log.Info("session established", "session", fmt.Sprintf("0x%x", id), "timeout", timeout)
+		if c.debug() {
+			c.log.Debug("session established", "session", fmt.Sprintf("0x%x", id), "timeout", timeout)
+		}
 	} else {
 		if c.s.origin() != 0 && c.clientGone(br) {
 			// A client that gave up on this member (it was stopped or
@@ -846,7 +856,9 @@ func (c *conn) handshake(frame []byte, br *bufio.Reader) bool {
 			return false
 		}
 		resp.SessionID, resp.Passwd = req.SessionID, req.Passwd
-		c.log.Info("session reattached", "session", fmt.Sprintf("0x%x", req.SessionID), "timeout", timeout, "moved", moving)
+		if c.debug() {
+			c.log.Debug("session reattached", "session", fmt.Sprintf("0x%x", req.SessionID), "timeout", timeout, "moved", moving)
+		}
 	}
 	c.sessionID, c.timeout = resp.SessionID, timeout
 	c.entry = c.s.tracker.Get(c.sessionID)

@@ -16,8 +16,9 @@ import (
 
 // logSink collects JSON log records.
 type logSink struct {
-	mu  sync.Mutex
-	buf strings.Builder
+	level slog.Level // the lowest level recorded
+	mu    sync.Mutex
+	buf   strings.Builder
 }
 
 func (l *logSink) Write(p []byte) (int, error) {
@@ -63,16 +64,17 @@ func (l *logSink) waitLog(t *testing.T, msg string, want map[string]string) {
 	}
 }
 
-// startLogged starts a server that logs JSON records into the returned sink.
-func startLogged(t *testing.T, mutate func(*config.Config)) (*Server, *logSink) {
+// startLogged starts a server that logs JSON records of level and above
+// into the returned sink.
+func startLogged(t *testing.T, level slog.Level, mutate func(*config.Config)) (*Server, *logSink) {
 	t.Helper()
-	sink := &logSink{}
+	sink := &logSink{level: level}
 	cfg := config.Default()
 	cfg.ClientPort, cfg.ClientPortAddress = 0, "127.0.0.1"
 	cfg.DataDir = t.TempDir()
 	cfg.DataLogDir = cfg.DataDir
 	mutate(cfg)
-	s, err := New(cfg, slog.New(slog.NewJSONHandler(sink, nil)))
+	s, err := New(cfg, slog.New(slog.NewJSONHandler(sink, &slog.HandlerOptions{Level: sink.level})))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,10 +85,11 @@ func startLogged(t *testing.T, mutate func(*config.Config)) (*Server, *logSink) 
 	return s, sink
 }
 
-// TestLogLines checks the operator-facing log lines: one per session open,
-// close and expiry, and one per rejected connection.
+// TestLogLines checks the operator-facing log lines: one per session open
+// and close at debug level (as ZooKeeper logs them), one per expiry, and one
+// per rejected connection.
 func TestLogLines(t *testing.T) {
-	s, sink := startLogged(t, func(cfg *config.Config) {
+	s, sink := startLogged(t, slog.LevelDebug, func(cfg *config.Config) {
 		cfg.TickTime = 50 * time.Millisecond
 		cfg.MinSessionTimeout, cfg.MaxSessionTimeout = 100*time.Millisecond, 10*time.Second
 	})
@@ -94,9 +97,9 @@ func TestLogLines(t *testing.T) {
 
 	closing := dial(t, addr)
 	id := hexSession(closing.session)
-	sink.waitLog(t, "session established", map[string]string{"session": id})
+	sink.waitLog(t, "session established", map[string]string{"session": id, "level": "DEBUG"})
 	closing.call(proto.OpCloseSession, nil, nil)
-	sink.waitLog(t, "session closed by client", map[string]string{"session": id})
+	sink.waitLog(t, "session closed by client", map[string]string{"session": id, "level": "DEBUG"})
 
 	// A session of 100 ms whose client goes silent expires.
 	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
@@ -109,10 +112,29 @@ func TestLogLines(t *testing.T) {
 	sink.waitLog(t, "expiring session", map[string]string{"session": hexSession(silent.session)})
 }
 
+// TestSessionLinesAreDebug: at the default level (info) a session that
+// opens and closes leaves no log line, as with ZooKeeper, whose per-session
+// lines are debug too; a server with thousands of short sessions a second
+// would otherwise spend its time logging.
+func TestSessionLinesAreDebug(t *testing.T) {
+	s, sink := startLogged(t, slog.LevelInfo, func(*config.Config) {})
+	c := dial(t, s.Addr().String())
+	// Both lines are written before the replies they precede.
+	c.call(proto.OpCloseSession, nil, nil)
+	for _, msg := range []string{"session established", "session closed by client"} {
+		if rec := sink.find(msg, nil); rec != nil {
+			t.Errorf("%q logged at level info: %v", msg, rec)
+		}
+	}
+	if sink.find("listening", nil) == nil {
+		t.Fatal("the sink recorded no \"listening\" line at level info")
+	}
+}
+
 // TestLogRejectedConnection checks that a connection over maxClientCnxns is
 // logged.
 func TestLogRejectedConnection(t *testing.T) {
-	s, sink := startLogged(t, func(cfg *config.Config) { cfg.MaxClientCnxns = 1 })
+	s, sink := startLogged(t, slog.LevelInfo, func(cfg *config.Config) { cfg.MaxClientCnxns = 1 })
 	dial(t, s.Addr().String())
 	extra, err := net.DialTimeout("tcp", s.Addr().String(), 5*time.Second)
 	if err != nil {
