@@ -1,6 +1,7 @@
 package sidebyside
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"golang.org/x/sys/unix"
 
 	"github.com/paddockhq/paddock/internal/zktest"
 )
@@ -36,7 +38,44 @@ var (
 	// then counts from when an operation was due, so a stalled caller's
 	// late operations count their wait (no coordinated omission).
 	rate = flag.Float64("sidebyside.rate", 0, "total operations per second in BenchmarkOps; 0 means as fast as possible")
+	// serverCPUs, when set, pins both servers (every thread) to those
+	// CPUs, so that with the benchmark itself started under taskset on
+	// the other CPUs the clients do not take the servers' CPU time:
+	// taskset -c 0 sbs.test -sidebyside.servercpus 1 ...
+	serverCPUs = flag.String("sidebyside.servercpus", "", "comma-separated CPUs to pin the servers to (for example 1); empty leaves them unpinned")
 )
+
+// pin sets the CPU affinity of every thread of process pid to the CPUs
+// -sidebyside.servercpus names (threads created later inherit it from
+// their creator). It does nothing when the flag is empty.
+func pin(b *testing.B, pid int) {
+	b.Helper()
+	if *serverCPUs == "" {
+		return
+	}
+	var set unix.CPUSet
+	for _, f := range strings.Split(*serverCPUs, ",") {
+		cpu, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || cpu < 0 {
+			b.Fatalf("-sidebyside.servercpus %q: %q is not a CPU number", *serverCPUs, f)
+		}
+		set.Set(cpu)
+	}
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, task := range tasks {
+		tid, err := strconv.Atoi(task.Name())
+		if err != nil {
+			continue
+		}
+		// A thread may exit between the listing and the call.
+		if err := unix.SchedSetaffinity(tid, &set); err != nil && !errors.Is(err, unix.ESRCH) {
+			b.Fatalf("pin thread %d of pid %d to CPUs %s: %v", tid, pid, *serverCPUs, err)
+		}
+	}
+}
 
 var acl = zk.WorldACL(zk.PermAll)
 
@@ -210,6 +249,7 @@ func startTargets(b *testing.B) []*target {
 	var out []*target
 	for _, k := range kinds() {
 		p := k.start(b)
+		pin(b, p.Pid())
 		t := &target{name: k.name, p: p, conns: connect(b, p.Addr, sessions)}
 		warm := fmt.Sprintf("/warm-%d", time.Now().UnixNano())
 		if _, err := t.conns[0].Create(warm, value(), 0, acl); err != nil {
@@ -231,6 +271,7 @@ func startTargets(b *testing.B) []*target {
 			}(c)
 		}
 		wg.Wait()
+		pin(b, p.Pid()) // again: threads started meanwhile by threads that were not pinned yet
 		out = append(out, t)
 	}
 	return out
