@@ -16,9 +16,8 @@ import (
 
 // logSink collects JSON log records.
 type logSink struct {
-	level slog.Level // the lowest level recorded
-	mu    sync.Mutex
-	buf   strings.Builder
+	mu  sync.Mutex
+	buf strings.Builder
 }
 
 func (l *logSink) Write(p []byte) (int, error) {
@@ -68,13 +67,13 @@ func (l *logSink) waitLog(t *testing.T, msg string, want map[string]string) {
 // into the returned sink.
 func startLogged(t *testing.T, level slog.Level, mutate func(*config.Config)) (*Server, *logSink) {
 	t.Helper()
-	sink := &logSink{level: level}
+	sink := &logSink{}
 	cfg := config.Default()
 	cfg.ClientPort, cfg.ClientPortAddress = 0, "127.0.0.1"
 	cfg.DataDir = t.TempDir()
 	cfg.DataLogDir = cfg.DataDir
 	mutate(cfg)
-	s, err := New(cfg, slog.New(slog.NewJSONHandler(sink, &slog.HandlerOptions{Level: sink.level})))
+	s, err := New(cfg, slog.New(slog.NewJSONHandler(sink, &slog.HandlerOptions{Level: level})))
 	if err != nil {
 		t.Fatal(err)
 	}
