@@ -226,7 +226,7 @@ func runList(hs []Header) string {
 	for _, h := range hs {
 		mode := h.Mode
 		if mode == "" {
-			mode = "standalone"
+			mode = ModeStandalone
 		}
 		rev := h.PaddockRevision
 		if len(rev) > 7 {
