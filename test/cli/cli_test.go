@@ -182,8 +182,12 @@ var normalizers = []struct {
 	{regexp.MustCompile(`(?m)^(ctime|mtime) = .*$`), "$1 = <date>"},
 	{regexp.MustCompile(`(?m)^(cZxid|mZxid|pZxid) = 0x[0-9a-f]+$`), "$1 = <zxid>"},
 	{regexp.MustCompile(`(?m)^ephemeralOwner = 0x[1-9a-f][0-9a-f]*$`), "ephemeralOwner = <session>"},
-	// Session state changes arrive when they do, in both shells.
-	{regexp.MustCompile(`\nWATCHER::\n\nWatchedEvent state:\w+ type:None path:null\n`), ""},
+	// Session state changes arrive when they do, in both shells; zkCli's
+	// event thread prints the "WATCHER::" line and the event line as two
+	// writes, between which the shell's own output may come, so each goes
+	// on its own.
+	{regexp.MustCompile(`\nWatchedEvent state:\w+ type:None path:null\n`), ""},
+	{regexp.MustCompile(`\nWATCHER::\n`), ""},
 	// Banners: zkCli's, and the connect line both print.
 	{regexp.MustCompile(`(?m)^(Connecting to .*|Welcome to ZooKeeper!|JLine support is (en|dis)abled)\n`), ""},
 	// The JVM's logging noise.
