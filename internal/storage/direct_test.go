@@ -342,7 +342,7 @@ func writeFile(t *testing.T, data []byte) (string, *os.File) {
 func fillSpare(t *testing.T, size int64) (string, *os.File) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), spareName)
-	s := startSpare(path, size)
+	s := startSpare(path, size, nil)
 	<-s.done
 	if s.err != nil {
 		t.Fatalf("filling a %d-byte spare: %v", size, s.err)
@@ -491,6 +491,9 @@ func moveToSpare(t *testing.T, dir string, segBytes int64, noDirect bool) (*WAL,
 	}
 	if w.prealloc == 0 {
 		t.Fatal("the WAL did not move to the preallocated spare")
+	}
+	if err := w.finishRoll(); err != nil { // the tests open the segment by its name
+		t.Fatal(err)
 	}
 	return w, 3
 }
@@ -644,15 +647,21 @@ func TestDirectAppendsStageCommitOnly(t *testing.T) {
 
 // TestDirectAppendsFallBack checks that appends that would reach past the
 // last whole page of the preallocation go through the page cache, and that
-// the log reads back whole after the segment fills and the WAL moves on.
+// the log reads back whole after the segment fills and the WAL moves on
+// (once the next spare is ready: until then the segment grows past its
+// preallocation).
 func TestDirectAppendsFallBack(t *testing.T) {
 	dir := t.TempDir()
 	w, next := moveToSpare(t, dir, 16<<20, false)
 	// Pretend the preallocation ends inside a page, three pages on.
 	w.prealloc = w.size&^(directAlign-1) + 3*directAlign - 100
+	deadline := time.Now().Add(10 * time.Second)
 	for i := 0; w.dt != nil || len(w.segs) < 3; i++ {
-		if i > 1000 {
+		if i > 1000 && time.Now().After(deadline) {
 			t.Fatalf("after %d appends: direct %v, %d segments", i, w.dt != nil, len(w.segs))
+		}
+		if i > 1000 {
+			time.Sleep(time.Millisecond) // the next spare is still being filled
 		}
 		if err := w.Save(raftpb.HardState{Term: 1, Commit: next - 1}, []raftpb.Entry{{Index: next, Term: 1, Data: smallData(next)}}); err != nil {
 			t.Fatal(err)

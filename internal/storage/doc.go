@@ -11,7 +11,8 @@
 // first entry appended to the segment was expected to have (last index + 1
 // when the segment was created). A file "wal.lock" is held with flock(2)
 // while the WAL is open, so two processes cannot append to one log. Files
-// ending in ".wal.tmp" are half-created segments and are removed on open.
+// ending in ".wal.tmp" are half-created segments and are removed on open,
+// except a live spare (below).
 //
 // Every segment starts with a 36-byte header, all integers big-endian:
 //
@@ -60,9 +61,15 @@
 // background (twice what it has written since it was opened, from 4 MiB up
 // to the segment size; with direct I/O on Linux, so the zeros are not
 // copied into the page cache first), fsyncs it, and on its next rollover (at once, if
-// the current segment is not preallocated) writes the header into it,
-// fsyncs and renames it into place, so appends overwrite allocated blocks
-// and an fsync writes no inode. On Linux appends to a preallocated segment
+// the current segment is not preallocated) writes the header into it with
+// the first records, fsyncs once, and then renames it into place in the
+// background (wal_roll.go), so appends overwrite allocated blocks and an
+// fsync writes no inode. A spare whose header is valid and names the
+// segment after the last one is a live segment whose rename a crash undid:
+// OpenWAL renames it into place; any other spare is removed. A segment
+// that fills while the next spare is still being filled goes on growing
+// (through the page cache) until the spare is ready, up to twice the
+// segment size. On Linux appends to a preallocated segment
 // go to the disk with direct I/O (directTail in wal_direct.go): each write
 // covers whole pages, from the start of the page the log ends in (its
 // written part rewritten with the same bytes) to the end of the page the

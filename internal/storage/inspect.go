@@ -86,11 +86,21 @@ type WALSegment struct {
 
 // ListWALSegments returns the segments of the WAL in dir, oldest first,
 // without reading them. It fails (matching ErrCorrupt) when a segment is
-// missing in the middle. Half-created segments (".wal.tmp") are ignored.
+// missing in the middle. Half-created segments (".wal.tmp") are ignored,
+// except a spare segment that a roll was appending to when the server
+// stopped, before its rename reached the disk: it is the last segment
+// (OpenWAL renames it into place), listed under its spare name.
 func ListWALSegments(dir string) ([]WALSegment, error) {
 	segs, err := listSegments(dir)
 	if err != nil {
 		return nil, err
+	}
+	spare, ok, err := liveSpare(dir)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		segs = append(segs, spare)
 	}
 	out := make([]WALSegment, 0, len(segs))
 	for _, s := range segs {

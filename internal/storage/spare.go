@@ -34,14 +34,17 @@ type spareSegment struct {
 	size int64
 	done chan struct{} // closed when filling ended
 	stop atomic.Bool   // asks the filling to give up
+	quit chan struct{} // closed with stop set, for a filling that waits
 	f    *os.File      // the filled file, once done and err is nil
 	err  error
 }
 
-// startSpare begins filling a spare of size bytes at path.
-func startSpare(path string, size int64) *spareSegment {
-	s := &spareSegment{path: path, size: size, done: make(chan struct{})}
-	go s.fill()
+// startSpare begins filling a spare of size bytes at path, once the roll
+// after (if not nil) has renamed the last spare, which had the same name,
+// into place.
+func startSpare(path string, size int64, after *pendingRoll) *spareSegment {
+	s := &spareSegment{path: path, size: size, done: make(chan struct{}), quit: make(chan struct{})}
+	go s.fill(after)
 	return s
 }
 
@@ -59,8 +62,20 @@ func startSpare(path string, size int64) *spareSegment {
 // the time at most. A direct write the filesystem refuses (EINVAL) and a
 // size that does not end on a block go through the page cache; the WAL
 // appends to the filled file through the page cache as to any segment.
-func (s *spareSegment) fill() {
+func (s *spareSegment) fill(after *pendingRoll) {
 	defer close(s.done)
+	if after != nil {
+		select {
+		case <-after.done:
+			if after.err != nil {
+				s.err = fmt.Errorf("storage: no spare WAL segment after a failed roll: %w", after.err)
+				return
+			}
+		case <-s.quit:
+			s.err = errSpareStopped
+			return
+		}
+	}
 	f, err := os.OpenFile(s.path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o640)
 	if err != nil {
 		s.err = fmt.Errorf("storage: creating spare WAL segment: %w", err)
@@ -140,9 +155,23 @@ func (s *spareSegment) ready() bool {
 	}
 }
 
+// filling reports whether s is still being filled.
+func (s *spareSegment) filling() bool {
+	if s == nil {
+		return false
+	}
+	select {
+	case <-s.done:
+		return false
+	default:
+		return true
+	}
+}
+
 // discard stops the filling, waits for it and removes the file.
 func (s *spareSegment) discard() {
 	s.stop.Store(true)
+	close(s.quit)
 	<-s.done
 	if s.f != nil {
 		_ = s.f.Close()

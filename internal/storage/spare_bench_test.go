@@ -41,7 +41,7 @@ func BenchmarkSpareFill(b *testing.B) {
 			var cpu time.Duration
 			for i := 0; i < b.N; i++ {
 				c0 := cpuTime(b)
-				s := startSpare(filepath.Join(dir, spareName), DefaultSegmentBytes)
+				s := startSpare(filepath.Join(dir, spareName), DefaultSegmentBytes, nil)
 				<-s.done
 				cpu += cpuTime(b) - c0
 				if s.err != nil {

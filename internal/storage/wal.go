@@ -85,6 +85,8 @@ type WAL struct {
 	noDirect      bool          // the filesystem refused a direct append
 	preallocAfter int64         // see WALOptions.PreallocateAfter; < 0 never
 	spare         *spareSegment // the next segment, being zero-filled or ready
+	pending       *pendingRoll  // the end of the last roll into a spare, nil when done
+	rollHook      func()        // tests: runs before a pending roll's background part
 
 	syncs    atomic.Uint64
 	written  atomic.Uint64
@@ -126,6 +128,9 @@ func OpenWAL(dir string, opts WALOptions) (*WAL, error) {
 
 // open recovers the WAL's state from disk and opens the last segment.
 func (w *WAL) open() error {
+	if err := w.adoptSpare(); err != nil {
+		return err
+	}
 	removed, err := removeTempSegments(w.dir)
 	if err != nil {
 		return err
@@ -253,6 +258,9 @@ func truncateFile(path string, size int64) error {
 func (w *WAL) ReadAll(after uint64) (hs raftpb.HardState, ents []raftpb.Entry, marker SnapshotMarker, err error) {
 	if w.closed {
 		return hs, nil, marker, ErrClosed
+	}
+	if err := w.finishRoll(); err != nil {
+		return hs, nil, marker, err
 	}
 	for i, s := range w.segs {
 		limit := int64(-1)
@@ -392,11 +400,22 @@ func (w *WAL) write(b []byte, sync bool) error {
 		limit = w.prealloc
 	}
 	full := w.size+int64(len(b)) > limit
-	if w.size > segmentHeaderLen && (full || w.prealloc == 0 && w.spare.ready()) {
+	ready := w.spare.ready()
+	if full && !ready && w.spare.filling() && w.size+int64(len(b)) <= 2*w.segmentBytes {
+		// The spare is still being filled: go on past the limit (and
+		// past the preallocation, through the page cache) until it is
+		// ready rather than start a segment that is not preallocated and
+		// leave it again as soon as the spare is.
+		full = false
+	}
+	if w.size > segmentHeaderLen && (full || w.prealloc == 0 && ready) {
 		if err := w.roll(); err != nil {
 			w.err = err
 			return err
 		}
+		// The new segment's header is written with b; it must be
+		// durable before the segment is renamed into place.
+		sync = sync || w.pending != nil
 	}
 	if w.dt != nil {
 		w.dt.stage(b)
@@ -419,12 +438,24 @@ func (w *WAL) write(b []byte, sync bool) error {
 		}
 	}
 	w.unsynced = true
+	if w.pending != nil && w.pending.finished() {
+		if err := w.finishRoll(); err != nil {
+			return err
+		}
+	}
 	if w.spare == nil && w.preallocAfter >= 0 && w.written.Load() >= uint64(w.preallocAfter) {
+		// The spare's file name is the current segment's until the
+		// pending roll's rename: the filling waits for it.
 		size := min(w.segmentBytes, max(minSpareBytes, 2*int64(w.written.Load())))
-		w.spare = startSpare(filepath.Join(w.dir, spareName), size)
+		w.spare = startSpare(filepath.Join(w.dir, spareName), size, w.pending)
 	}
 	if sync {
-		return w.sync()
+		if err := w.sync(); err != nil {
+			return err
+		}
+		if w.pending != nil && !w.pending.started {
+			w.pending.start(w.dir, w.logger)
+		}
 	}
 	return nil
 }
@@ -472,8 +503,12 @@ func (w *WAL) sync() error {
 	return nil
 }
 
-// roll makes the current segment durable and starts the next one.
+// roll makes the current segment durable and starts the next one: in the
+// spare, if it is ready (rollToSpare), or else in a new file.
 func (w *WAL) roll() error {
+	if err := w.finishRoll(); err != nil {
+		return err
+	}
 	if err := w.flushDirect(); err != nil {
 		return err
 	}
@@ -481,6 +516,9 @@ func (w *WAL) roll() error {
 		if err := w.sync(); err != nil {
 			return err
 		}
+	}
+	if w.spare.ready() {
+		return w.rollToSpare()
 	}
 	cur := w.segs[len(w.segs)-1]
 	old := w.f
@@ -507,17 +545,11 @@ func (w *WAL) roll() error {
 func (w *WAL) createSegment(seq, first uint64) error {
 	s := segment{seq: seq, first: first, path: filepath.Join(w.dir, segmentName(seq, first))}
 	tmp := s.path + ".tmp"
-	b := encodeSegmentHeader(seq, first)
-	var err error
-	if !isEmptyHardState(w.hs) {
-		if b, err = appendMessageRecord(b, recordHardState, &w.hs); err != nil {
-			return err
-		}
+	b, err := w.segmentStart(seq, first)
+	if err != nil {
+		return err
 	}
-	if w.marker != (SnapshotMarker{}) {
-		b = appendMarkerRecord(b, w.marker)
-	}
-	f, alloc := w.takeSpare()
+	f, alloc := w.takeSpare() // only a spare whose filling failed is not ready here
 	if f != nil {
 		tmp = f.Name()
 	} else {
@@ -553,6 +585,22 @@ func (w *WAL) createSegment(seq, first uint64) error {
 	return nil
 }
 
+// segmentStart returns what a new segment begins with: its header, the
+// current hard state and the latest snapshot marker.
+func (w *WAL) segmentStart(seq, first uint64) ([]byte, error) {
+	b := encodeSegmentHeader(seq, first)
+	var err error
+	if !isEmptyHardState(w.hs) {
+		if b, err = appendMessageRecord(b, recordHardState, &w.hs); err != nil {
+			return nil, err
+		}
+	}
+	if w.marker != (SnapshotMarker{}) {
+		b = appendMarkerRecord(b, w.marker)
+	}
+	return b, nil
+}
+
 // ReleaseTo deletes the segments that hold only entries at or below index
 // (the index of the oldest snapshot to keep). The segment being appended to
 // is never deleted.
@@ -575,6 +623,11 @@ func (w *WAL) ReleaseTo(index uint64) error {
 // snapshot.
 func (w *WAL) Release(index uint64) (remove func() error, err error) {
 	if err := w.usable(); err != nil {
+		return nil, err
+	}
+	// A segment whose successor is not yet in place (its rename may not
+	// have reached the disk) stays: it holds the hard state.
+	if err := w.finishRoll(); err != nil {
 		return nil, err
 	}
 	n := 0
@@ -624,6 +677,14 @@ func (w *WAL) Close() error {
 	}
 	if w.unsynced && w.err == nil && err == nil {
 		err = w.sync()
+	}
+	if w.pending != nil {
+		if w.err == nil && err == nil {
+			err = w.finishRoll()
+		} else if w.pending.started {
+			_ = w.pending.wait() // the WAL failed already: that error is the one to report
+		}
+		w.pending = nil
 	}
 	if cerr := w.f.Close(); cerr != nil && err == nil {
 		err = fmt.Errorf("storage: closing WAL segment: %w", cerr)
