@@ -26,10 +26,7 @@ func (s *Server) acceptLoop() {
 			time.Sleep(delay)
 			continue
 		}
-		delay = 0
-		if tc, ok := nc.(*net.TCPConn); ok {
-			tc.SetNoDelay(true)
-		}
+		delay = 0 // Go turns Nagle's algorithm off (TCP_NODELAY) on every TCP connection
 		c := s.newConn(nc)
 		if !s.addConn(c) {
 			s.metrics.rejected()

@@ -192,7 +192,11 @@ func (s *Server) Start() error {
 	}
 
 	addr := net.JoinHostPort(s.cfg.ClientPortAddress, strconv.Itoa(s.cfg.ClientPort))
-	ln, err := net.Listen("tcp", addr)
+	// Accepted connections get no TCP keepalive probes, as with
+	// ZooKeeper (clientTcpKeepAlive is off by default there): a client
+	// that stops pinging loses its session, which closes its connection.
+	lc := net.ListenConfig{KeepAlive: -1}
+	ln, err := lc.Listen(context.Background(), "tcp", addr)
 	if err != nil {
 		node.Close()
 		return fmt.Errorf("server: listen on %s: %w", addr, err)

@@ -1,0 +1,54 @@
+//go:build unix
+
+package server
+
+import (
+	"net"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/paddockhq/paddock/internal/proto"
+)
+
+// sockopt reads an integer socket option of nc.
+func sockopt(t *testing.T, nc net.Conn, level, opt int) int {
+	t.Helper()
+	rc, err := nc.(syscall.Conn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v int
+	var gerr error
+	if err := rc.Control(func(fd uintptr) { v, gerr = syscall.GetsockoptInt(int(fd), level, opt) }); err != nil {
+		t.Fatal(err)
+	}
+	if gerr != nil {
+		t.Fatal(gerr)
+	}
+	return v
+}
+
+// TestClientSocketOptions checks the options of an accepted client
+// connection: Nagle's algorithm off, as ZooKeeper sets it, and no TCP
+// keepalive probes, as ZooKeeper's default (clientTcpKeepAlive=false).
+func TestClientSocketOptions(t *testing.T) {
+	s := startServer(t, nil)
+	c := dial(t, s.Addr().String())
+	c.call(proto.OpExists, &proto.ExistsRequest{Path: "/"}, nil)
+	deadline := time.Now().Add(10 * time.Second)
+	var conns []*conn
+	for conns = s.connections(); len(conns) != 1; conns = s.connections() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d connections on the server, want 1", len(conns))
+		}
+		time.Sleep(time.Millisecond)
+	}
+	nc := conns[0].nc
+	if v := sockopt(t, nc, syscall.IPPROTO_TCP, syscall.TCP_NODELAY); v == 0 {
+		t.Error("TCP_NODELAY is off on an accepted connection")
+	}
+	if v := sockopt(t, nc, syscall.SOL_SOCKET, syscall.SO_KEEPALIVE); v != 0 {
+		t.Errorf("SO_KEEPALIVE is %d on an accepted connection, want 0", v)
+	}
+}
