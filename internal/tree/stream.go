@@ -34,7 +34,8 @@ type Stream struct {
 	savedKids map[*Node]kidsDelta
 	stack     []streamFrame
 	header    bool
-	cacheHits int // frames whose order came from Tree.sorted (for tests)
+	cacheHits int // frames whose order came from Tree.order (for tests)
+	merged    int // of those, the ones that merged changed names in
 }
 
 // kidsDelta records, for a parent whose children changed while a stream
@@ -55,7 +56,7 @@ type streamFrame struct {
 }
 
 // sortCacheMin is the fewest children for which a parent's sorted names
-// are kept between snapshots (Tree.sorted); smaller sets are sorted anew,
+// are kept between snapshots (Tree.order); smaller sets are sorted anew,
 // which is cheap, and cost no memory in between.
 const sortCacheMin = 64
 
@@ -195,31 +196,89 @@ func (s *Stream) push(path string, n *Node) {
 }
 
 // sortedNames returns the names of n's children at the stream's start, in
-// order: from the tree's cache when n's children have not changed since
-// the stream began (then its live map is as at the start, and a cached
-// order is current), else sorted here, and cached if there are many.
+// order. With a kept order (Tree.order) it sorts only the names changed
+// since that order's stream began and merges them with the unchanged ones;
+// without one it sorts them all. It keeps the result, with the names
+// changed since this stream began, for the next stream when there are
+// many.
 func (s *Stream) sortedNames(n *Node) []string {
-	d, changed := s.savedKids[n]
-	if !changed {
-		if names, ok := s.t.sorted[n]; ok {
-			s.cacheHits++
-			return names
+	d := s.savedKids[n] // the names changed since the stream began
+	atStart := func(name string) bool {
+		if old, ok := d[name]; ok {
+			return old != nil
+		}
+		_, ok := n.children[name]
+		return ok
+	}
+	var names []string
+	if o := s.t.order[n]; o != nil {
+		s.cacheHits++
+		if len(o.changed) == 0 {
+			return o.names // nothing changed since (not even in this stream)
+		}
+		s.merged++
+		var added []string
+		var gone []int // indexes in o.names
+		for name := range o.changed {
+			i, kept := slices.BinarySearch(o.names, name)
+			switch now := atStart(name); {
+			case now && !kept:
+				added = append(added, name)
+			case !now && kept:
+				gone = append(gone, i)
+			}
+		}
+		slices.Sort(added)
+		slices.Sort(gone)
+		names = mergeSorted(o.names, gone, added)
+	} else {
+		names = make([]string, 0, len(n.children)+len(d))
+		for name := range n.children {
+			if _, ok := d[name]; !ok {
+				names = append(names, name)
+			}
+		}
+		for name, old := range d {
+			if old != nil {
+				names = append(names, name)
+			}
+		}
+		slices.Sort(names)
+	}
+	if len(names) < sortCacheMin {
+		delete(s.t.order, n)
+		return names
+	}
+	o := &childOrder{names: names}
+	if len(d) > 0 {
+		o.changed = make(map[string]struct{}, len(d))
+		for name := range d {
+			o.changed[name] = struct{}{}
 		}
 	}
-	names := make([]string, 0, len(n.children)+len(d))
-	for name := range n.children {
-		if _, ok := d[name]; !ok {
-			names = append(names, name)
-		}
-	}
-	for name, old := range d {
-		if old != nil {
-			names = append(names, name)
-		}
-	}
-	slices.Sort(names)
-	if !changed && len(names) >= sortCacheMin {
-		s.t.sorted[n] = names
-	}
+	s.t.order[n] = o
 	return names
+}
+
+// mergeSorted returns the sorted list a without the entries at the indexes
+// gone (ascending) and with the names of the sorted list b, none of which
+// is in a.
+func mergeSorted(a []string, gone []int, b []string) []string {
+	if len(gone) == 0 && len(b) == 0 {
+		return a
+	}
+	out := make([]string, 0, len(a)-len(gone)+len(b))
+	j := 0
+	for i, name := range a {
+		if len(gone) > 0 && gone[0] == i {
+			gone = gone[1:]
+			continue
+		}
+		for j < len(b) && b[j] < name {
+			out = append(out, b[j])
+			j++
+		}
+		out = append(out, name)
+	}
+	return append(out, b[j:]...)
 }

@@ -147,10 +147,10 @@ func equalTrees(a, b *Tree) bool {
 }
 
 // TestStreamCachedOrder walks a parent with many children through the
-// cases of the cached order: a change during a stream (the stream uses the
-// old children, and must not cache their order for the next one), a stream
-// with no change since (served from the cache), and deletes and creates
-// between streams.
+// cases of the kept order: a change during a stream (the stream uses the
+// old children; the next one merges the change in), a stream with no change
+// since (the order as kept), deletes and creates between streams (merged),
+// and so many changes that the order is dropped and sorted anew.
 func TestStreamCachedOrder(t *testing.T) {
 	tr := New()
 	tr.Create("/p", nil, OpenACL, 0, 1, 1)
@@ -165,7 +165,8 @@ func TestStreamCachedOrder(t *testing.T) {
 		s.End()
 		return b
 	}
-	check := func(step string, change func(), wantHits int) {
+	zxid := int64(500)
+	check := func(step string, change func(), wantHits, wantMerged int) {
 		t.Helper()
 		want := tr.AppendSnapshot(nil)
 		s := tr.BeginStream()
@@ -175,17 +176,43 @@ func TestStreamCachedOrder(t *testing.T) {
 		if got := drain(s); !bytes.Equal(got, want) {
 			t.Fatalf("%s: stream differs from the state it began with", step)
 		}
-		if s.cacheHits != wantHits {
-			t.Fatalf("%s: %d frames from the cache, want %d", step, s.cacheHits, wantHits)
+		if s.cacheHits != wantHits || s.merged != wantMerged {
+			t.Fatalf("%s: %d frames from the kept order, %d merged; want %d and %d",
+				step, s.cacheHits, s.merged, wantHits, wantMerged)
 		}
 	}
-	check("first stream", func() { tr.Create("/p/late", nil, OpenACL, 0, 500, 1) }, 0)
-	check("after a create during the last stream", nil, 0)
-	check("unchanged since", nil, 1)
-	tr.Delete("/p/c007", 501)
-	check("after a delete", func() { tr.Delete("/p/c008", 502) }, 0)
-	check("after a delete during the last stream", nil, 0)
-	check("unchanged again", nil, 1)
+	create := func(name string) { zxid++; tr.Create("/p/"+name, nil, OpenACL, 0, zxid, 1) }
+	del := func(name string) { zxid++; tr.Delete("/p/"+name, zxid) }
+	check("first stream", func() { create("late") }, 0, 0)
+	check("after a create during the last stream", nil, 1, 1)
+	check("unchanged since", nil, 1, 0)
+	del("c007")
+	create("a-new")
+	check("after a delete and a create", func() { del("c008") }, 1, 1)
+	check("after a delete during the last stream", nil, 1, 1)
+	check("unchanged again", nil, 1, 0)
+	create("c007") // back under a name it had
+	del("a-new")
+	check("a name back, a new one gone", nil, 1, 1)
+	for i := range 3 * sortCacheMin {
+		create(fmt.Sprintf("d%03d", i))
+	}
+	check("more changes than names", nil, 0, 0)
+	check("kept again", nil, 1, 0)
+	for i := range 3 * sortCacheMin {
+		del(fmt.Sprintf("d%03d", i))
+	}
+	for i := range 2 * sortCacheMin {
+		if i != 7 && i != 8 {
+			del(fmt.Sprintf("c%03d", i))
+		}
+	}
+	del("c007")
+	del("late")
+	if _, kept := tr.order[tr.Get("/p")]; kept {
+		t.Fatal("an emptied parent still has a kept order")
+	}
+	check("emptied", nil, 0, 0)
 }
 
 // TestStreamSavesOnlyChangedChildren checks that a write under a parent

@@ -31,12 +31,21 @@ type Tree struct {
 	containers map[string]struct{}
 	ttls       map[string]struct{}
 	stream     *Stream // open snapshot stream, if any (see Stream)
-	// sorted caches, for parents with at least sortCacheMin children, the
-	// children's names in order, as snapshot streams walk them: sorting a
+	// order keeps, for parents with at least sortCacheMin children, the
+	// children's names in order as the last snapshot stream walked them,
+	// and the names added or removed since (childrenChanging): sorting a
 	// parent's names anew for every snapshot was half of a snapshot's CPU
-	// with 100,000 children under one parent. An entry is dropped when the
-	// parent's children change (childrenChanging).
-	sorted map[*Node][]string
+	// with 100,000 children under one parent, and most of it under a
+	// parent that keeps growing. The next stream sorts only the changed
+	// names and merges them in (Stream.sortedNames).
+	order map[*Node]*childOrder
+}
+
+// childOrder is a parent's children in snapshot order, as of the start of
+// the stream that sorted them, and the names that changed since.
+type childOrder struct {
+	names   []string            // sorted; never modified once stored
+	changed map[string]struct{} // added or removed since names' stream began
 }
 
 // New returns a tree holding "/" and ZooKeeper's reserved nodes as a fresh
@@ -68,17 +77,31 @@ func newEmpty() *Tree {
 		ephemerals: make(map[int64]map[string]struct{}),
 		containers: make(map[string]struct{}),
 		ttls:       make(map[string]struct{}),
-		sorted:     make(map[*Node][]string),
+		order:      make(map[*Node]*childOrder),
 	}
 }
 
 // childrenChanging is called before the child called name is added to or
 // removed from parent: it keeps the parent's state for an open snapshot
-// stream and drops the cached order.
+// stream and notes the name in the parent's kept order. An order with as
+// many changed names as names is dropped: sorting everything again costs
+// no more than the merge by then, and a parent whose children are all
+// deleted leaves no entry behind.
 func (t *Tree) childrenChanging(parent *Node, name string) {
 	t.preserveChild(parent, name)
-	if len(t.sorted) > 0 {
-		delete(t.sorted, parent)
+	if len(t.order) == 0 {
+		return
+	}
+	o := t.order[parent]
+	if o == nil {
+		return
+	}
+	if o.changed == nil {
+		o.changed = make(map[string]struct{})
+	}
+	o.changed[name] = struct{}{}
+	if len(o.changed) >= len(o.names) {
+		delete(t.order, parent)
 	}
 }
 
