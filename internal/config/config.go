@@ -98,6 +98,9 @@ type Config struct {
 	// ExtendedTypesEnabled enables TTL nodes (extendedTypesEnabled). Default
 	// false.
 	ExtendedTypesEnabled bool
+	// ClientTCPKeepAlive turns on TCP keepalive probes on client
+	// connections (clientTcpKeepAlive). Default false, as ZooKeeper.
+	ClientTCPKeepAlive bool
 	// SuperDigest is "user:base64(sha1(user:password))"; a client
 	// authenticated as that digest user bypasses ACLs
 	// (DigestAuthenticationProvider.superDigest). Default "": no super user.

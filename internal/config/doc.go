@@ -27,7 +27,7 @@
 // ZooKeeper turns zoo.cfg keys it does not parse itself into Java system
 // properties named "zookeeper.<key>". For the keys ZooKeeper reads as system
 // properties (4lw.commands.whitelist, globalOutstandingLimit, snapCount,
-// jute.maxbuffer, extendedTypesEnabled,
+// jute.maxbuffer, extendedTypesEnabled, clientTcpKeepAlive,
 // DigestAuthenticationProvider.superDigest, znode.container.*) Paddock accepts
 // both spellings, with and without the "zookeeper." prefix.
 //

@@ -27,7 +27,7 @@ func canonicalKey(key string) string {
 	}
 	switch rest {
 	case "4lw.commands.whitelist", "globalOutstandingLimit", "snapCount",
-		"jute.maxbuffer", "extendedTypesEnabled",
+		"jute.maxbuffer", "extendedTypesEnabled", "clientTcpKeepAlive",
 		"DigestAuthenticationProvider.superDigest",
 		"znode.container.checkIntervalMs", "znode.container.maxPerMinute",
 		"fsync.warningthresholdms",

@@ -317,6 +317,8 @@ func (b *builder) set(key, value, where string, fromFile bool) (bool, error) {
 		c.JuteMaxBuffer, err = parseInt32HexOK(value)
 	case "extendedTypesEnabled":
 		c.ExtendedTypesEnabled, err = parseBool(value)
+	case "clientTcpKeepAlive":
+		c.ClientTCPKeepAlive, err = parseBool(value)
 	case "DigestAuthenticationProvider.superDigest":
 		c.SuperDigest = value
 		if value != "" {

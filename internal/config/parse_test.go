@@ -68,6 +68,8 @@ func TestParseKeys(t *testing.T) {
 		{"extendedTypesEnabled=true", func(c *Config) any { return c.ExtendedTypesEnabled }, true},
 		{"zookeeper.extendedTypesEnabled=TRUE", func(c *Config) any { return c.ExtendedTypesEnabled }, true},
 		{"extendedTypesEnabled=false", func(c *Config) any { return c.ExtendedTypesEnabled }, false},
+		{"clientTcpKeepAlive=true", func(c *Config) any { return c.ClientTCPKeepAlive }, true},
+		{"zookeeper.clientTcpKeepAlive=true", func(c *Config) any { return c.ClientTCPKeepAlive }, true},
 		{"DigestAuthenticationProvider.superDigest=" + digest, func(c *Config) any { return c.SuperDigest }, digest},
 		{"zookeeper.DigestAuthenticationProvider.superDigest=" + digest, func(c *Config) any { return c.SuperDigest }, digest},
 		{"znode.container.checkIntervalMs=5000", func(c *Config) any { return c.ContainerCheckInterval }, 5 * time.Second},

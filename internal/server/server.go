@@ -192,10 +192,14 @@ func (s *Server) Start() error {
 	}
 
 	addr := net.JoinHostPort(s.cfg.ClientPortAddress, strconv.Itoa(s.cfg.ClientPort))
-	// Accepted connections get no TCP keepalive probes, as with
-	// ZooKeeper (clientTcpKeepAlive is off by default there): a client
-	// that stops pinging loses its session, which closes its connection.
+	// Accepted connections get no TCP keepalive probes unless
+	// clientTcpKeepAlive asks for them, as with ZooKeeper: a client that
+	// stops pinging loses its session, which closes its connection, and
+	// the probes cost every connection four more system calls.
 	lc := net.ListenConfig{KeepAlive: -1}
+	if s.cfg.ClientTCPKeepAlive {
+		lc.KeepAlive = 0 // Go's default period
+	}
 	ln, err := lc.Listen(context.Background(), "tcp", addr)
 	if err != nil {
 		node.Close()

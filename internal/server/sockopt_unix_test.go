@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paddockhq/paddock/internal/config"
 	"github.com/paddockhq/paddock/internal/proto"
 )
 
@@ -30,25 +31,28 @@ func sockopt(t *testing.T, nc net.Conn, level, opt int) int {
 }
 
 // TestClientSocketOptions checks the options of an accepted client
-// connection: Nagle's algorithm off, as ZooKeeper sets it, and no TCP
-// keepalive probes, as ZooKeeper's default (clientTcpKeepAlive=false).
+// connection: Nagle's algorithm off, as ZooKeeper sets it, and TCP
+// keepalive probes only with clientTcpKeepAlive (off by default, as in
+// ZooKeeper).
 func TestClientSocketOptions(t *testing.T) {
-	s := startServer(t, nil)
-	c := dial(t, s.Addr().String())
-	c.call(proto.OpExists, &proto.ExistsRequest{Path: "/"}, nil)
-	deadline := time.Now().Add(10 * time.Second)
-	var conns []*conn
-	for conns = s.connections(); len(conns) != 1; conns = s.connections() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d connections on the server, want 1", len(conns))
+	for _, keepAlive := range []bool{false, true} {
+		s := startServer(t, func(c *config.Config) { c.ClientTCPKeepAlive = keepAlive })
+		c := dial(t, s.Addr().String())
+		c.call(proto.OpExists, &proto.ExistsRequest{Path: "/"}, nil)
+		deadline := time.Now().Add(10 * time.Second)
+		var conns []*conn
+		for conns = s.connections(); len(conns) != 1; conns = s.connections() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d connections on the server, want 1", len(conns))
+			}
+			time.Sleep(time.Millisecond)
 		}
-		time.Sleep(time.Millisecond)
-	}
-	nc := conns[0].nc
-	if v := sockopt(t, nc, syscall.IPPROTO_TCP, syscall.TCP_NODELAY); v == 0 {
-		t.Error("TCP_NODELAY is off on an accepted connection")
-	}
-	if v := sockopt(t, nc, syscall.SOL_SOCKET, syscall.SO_KEEPALIVE); v != 0 {
-		t.Errorf("SO_KEEPALIVE is %d on an accepted connection, want 0", v)
+		nc := conns[0].nc
+		if v := sockopt(t, nc, syscall.IPPROTO_TCP, syscall.TCP_NODELAY); v == 0 {
+			t.Errorf("clientTcpKeepAlive=%v: TCP_NODELAY is off on an accepted connection", keepAlive)
+		}
+		if v := sockopt(t, nc, syscall.SOL_SOCKET, syscall.SO_KEEPALIVE); (v != 0) != keepAlive {
+			t.Errorf("clientTcpKeepAlive=%v: SO_KEEPALIVE is %d on an accepted connection", keepAlive, v)
+		}
 	}
 }
