@@ -15,8 +15,11 @@
 #
 # Then, measuring each kind in turn (A B A B: machine drift hits both):
 #
-#   1. pre-warm   PREWARM of the mixed workload on each server, not recorded
-#                 (ZooKeeper's JIT needs it)
+#   1. pre-warm   PREWARM of the mixed workload on each server, then
+#                 PREWARM_EACH of every other workload of WORKLOADS, not
+#                 recorded (ZooKeeper's JIT needs it: without the second
+#                 part the first repetition of each workload was
+#                 ZooKeeper's slowest, by up to half)
 #   2. workloads  every workload of WORKLOADS, REPS times, with SESSIONS
 #                 sessions x INFLIGHT calls in flight             series "workload"
 #   3. latency    every workload of LATENCY_WORKLOADS on both kinds at the
@@ -71,7 +74,7 @@
 #   LATENCY_WORKLOADS [get set create mixed multi ephemeral-churn]  LATENCY_LOAD [0.5]
 #   CLIENT_COUNTS [1 4 16 64]  CLIENT_INFLIGHT [1]  CLIENT_WORKLOADS [get set]
 #   ZNODES [1000000] (restart)  MEM_ZNODES [100000]  MEM_SETTLE [3]
-#   PREWARM [10s]  MODES [standalone] (or "ensemble", or "standalone ensemble")
+#   PREWARM [10s]  PREWARM_EACH [3s] (0s: none)  MODES [standalone] (or "ensemble", or "standalone ensemble")
 #   OUT [bench-results/results.jsonl]  APPEND [0] (1: add to OUT, do not truncate it)
 #   PHASES [workloads latency clients memory restart failover]   (a subset
 #     runs only those; restart is skipped in ensemble mode, failover in
@@ -88,14 +91,14 @@ cd "$ROOT"
 
 # The knobs given in the environment, for the header's command line.
 KNOBS=(QUICK DURATION WARMUP REPS SESSIONS INFLIGHT WORKLOADS LATENCY_WORKLOADS LATENCY_LOAD CLIENT_COUNTS CLIENT_INFLIGHT CLIENT_WORKLOADS
-	ZNODES MEM_ZNODES MEM_SETTLE PREWARM MODES PHASES ZK_JVM_FLAGS TICK_TIME FAILOVER_WRITERS FAILOVER_WARMUP APPEND)
+	ZNODES MEM_ZNODES MEM_SETTLE PREWARM PREWARM_EACH MODES PHASES ZK_JVM_FLAGS TICK_TIME FAILOVER_WRITERS FAILOVER_WARMUP APPEND)
 declare -A ENV_GIVEN=()
 for knob in "${KNOBS[@]}"; do
 	if [[ -v $knob ]]; then ENV_GIVEN[$knob]=${!knob}; fi
 done
 
 if [[ "${QUICK:-0}" == 1 ]]; then
-	: "${DURATION:=1s}" "${WARMUP:=0s}" "${REPS:=1}" "${PREWARM:=1s}"
+	: "${DURATION:=1s}" "${WARMUP:=0s}" "${REPS:=1}" "${PREWARM:=1s}" "${PREWARM_EACH:=0s}"
 	: "${CLIENT_COUNTS:=1 16}" "${ZNODES:=5000}" "${MEM_ZNODES:=5000}" "${MEM_SETTLE:=1}"
 fi
 DURATION=${DURATION:-10s}
@@ -113,6 +116,7 @@ ZNODES=${ZNODES:-1000000}
 MEM_ZNODES=${MEM_ZNODES:-100000}
 MEM_SETTLE=${MEM_SETTLE:-3}
 PREWARM=${PREWARM:-10s}
+PREWARM_EACH=${PREWARM_EACH:-3s}
 MODES=${MODES:-standalone}
 OUT=${OUT:-bench-results/results.jsonl}
 PHASES=${PHASES:-workloads latency clients memory restart failover}
@@ -430,7 +434,7 @@ header() {
 ,\"sessions\":$SESSIONS,\"inflight\":$INFLIGHT,\"workloads\":$(json_str "$WORKLOADS")\
 ,\"latency_workloads\":$(json_str "$LATENCY_WORKLOADS"),\"latency_load\":$LATENCY_LOAD\
 ,\"client_counts\":$(json_str "$CLIENT_COUNTS"),\"client_inflight\":$CLIENT_INFLIGHT,\"client_workloads\":$(json_str "$CLIENT_WORKLOADS")\
-,\"znodes\":$ZNODES,\"mem_znodes\":$MEM_ZNODES,\"mem_settle_s\":$MEM_SETTLE,\"prewarm\":$(json_str "$PREWARM")\
+,\"znodes\":$ZNODES,\"mem_znodes\":$MEM_ZNODES,\"mem_settle_s\":$MEM_SETTLE,\"prewarm\":$(json_str "$PREWARM"),\"prewarm_each\":$(json_str "$PREWARM_EACH")\
 ,\"tick_time\":$TICK_TIME,\"modes\":$(json_str "$MODES"),\"phases\":$(json_str "$PHASES")\
 ,\"failover_writers\":$FAILOVER_WRITERS,\"failover_warmup\":$(json_str "$FAILOVER_WARMUP")}}"
 }
@@ -639,11 +643,17 @@ for mode in $MODES; do
 	MODE=$mode
 	for name in "${SERVERS[@]}"; do start_fresh "$name"; done
 	header
-	log "pre-warm: $PREWARM of mixed on each server"
+	log "pre-warm: $PREWARM of mixed, then $PREWARM_EACH of each other workload, on each server"
 	for name in "${SERVERS[@]}"; do
 		"$PADDOCK" bench --servers "$(addrs "$name")" --workload mixed --sessions "$SESSIONS" \
 			--inflight "$INFLIGHT" --duration "$PREWARM" --json >/dev/null 2>"$TMP/bench.err" ||
 			die "pre-warm of $name failed: $(tail -n 3 "$TMP/bench.err")"
+		for w in $WORKLOADS; do
+			[[ $w != mixed && $PREWARM_EACH != 0s && $PREWARM_EACH != 0 ]] || continue
+			"$PADDOCK" bench --servers "$(addrs "$name")" --workload "$w" --sessions "$SESSIONS" \
+				--inflight "$INFLIGHT" --duration "$PREWARM_EACH" --json >/dev/null 2>"$TMP/bench.err" ||
+				die "pre-warm ($w) of $name failed: $(tail -n 3 "$TMP/bench.err")"
+		done
 	done
 	for phase in $PHASES; do
 		# workloads, latency, clients and (in ensemble mode) failover need both kinds

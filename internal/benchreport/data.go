@@ -77,6 +77,7 @@ type Settings struct {
 	MemZnodes        int64   `json:"mem_znodes"`
 	MemSettleS       float64 `json:"mem_settle_s"`
 	Prewarm          string  `json:"prewarm"`
+	PrewarmEach      string  `json:"prewarm_each"` // of each other workload; absent in older results
 	TickTime         int     `json:"tick_time"`
 	Modes            string  `json:"modes"`
 	Phases           string  `json:"phases"`

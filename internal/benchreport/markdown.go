@@ -203,7 +203,11 @@ func method(st Settings) string {
 	if st.Reps == 1 {
 		reps = "1 repetition"
 	}
-	return fmt.Sprintf("%s pre-warm, %s, a run measured %s after %s of warm-up", st.Prewarm, reps, st.Duration, st.Warmup)
+	prewarm := st.Prewarm + " pre-warm"
+	if st.PrewarmEach != "" && st.PrewarmEach != "0s" && st.PrewarmEach != "0" {
+		prewarm += fmt.Sprintf(" (then %s of each other workload)", st.PrewarmEach)
+	}
+	return fmt.Sprintf("%s, %s, a run measured %s after %s of warm-up", prewarm, reps, st.Duration, st.Warmup)
 }
 
 // runList names, when the results come from more than one run of the
