@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/paddockhq/paddock/internal/zktest"
 )
 
 // TestDefaultDialerSocketOptions checks the connections the default dialer
@@ -32,25 +34,10 @@ func TestDefaultDialerSocketOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	rc, err := nc.(syscall.Conn).SyscallConn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	get := func(level, opt int) int {
-		var v int
-		var gerr error
-		if err := rc.Control(func(fd uintptr) { v, gerr = syscall.GetsockoptInt(int(fd), level, opt) }); err != nil {
-			t.Fatal(err)
-		}
-		if gerr != nil {
-			t.Fatal(gerr)
-		}
-		return v
-	}
-	if get(syscall.IPPROTO_TCP, syscall.TCP_NODELAY) == 0 {
+	if zktest.SockoptInt(t, nc, syscall.IPPROTO_TCP, syscall.TCP_NODELAY) == 0 {
 		t.Error("TCP_NODELAY is off")
 	}
-	if v := get(syscall.SOL_SOCKET, syscall.SO_KEEPALIVE); v != 0 {
+	if v := zktest.SockoptInt(t, nc, syscall.SOL_SOCKET, syscall.SO_KEEPALIVE); v != 0 {
 		t.Errorf("SO_KEEPALIVE is %d, want 0", v)
 	}
 }

@@ -3,32 +3,14 @@
 package server
 
 import (
-	"net"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/paddockhq/paddock/internal/config"
 	"github.com/paddockhq/paddock/internal/proto"
+	"github.com/paddockhq/paddock/internal/zktest"
 )
-
-// sockopt reads an integer socket option of nc.
-func sockopt(t *testing.T, nc net.Conn, level, opt int) int {
-	t.Helper()
-	rc, err := nc.(syscall.Conn).SyscallConn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v int
-	var gerr error
-	if err := rc.Control(func(fd uintptr) { v, gerr = syscall.GetsockoptInt(int(fd), level, opt) }); err != nil {
-		t.Fatal(err)
-	}
-	if gerr != nil {
-		t.Fatal(gerr)
-	}
-	return v
-}
 
 // TestClientSocketOptions checks the options of an accepted client
 // connection: Nagle's algorithm off, as ZooKeeper sets it, and TCP
@@ -48,10 +30,10 @@ func TestClientSocketOptions(t *testing.T) {
 			time.Sleep(time.Millisecond)
 		}
 		nc := conns[0].nc
-		if v := sockopt(t, nc, syscall.IPPROTO_TCP, syscall.TCP_NODELAY); v == 0 {
+		if v := zktest.SockoptInt(t, nc, syscall.IPPROTO_TCP, syscall.TCP_NODELAY); v == 0 {
 			t.Errorf("clientTcpKeepAlive=%v: TCP_NODELAY is off on an accepted connection", keepAlive)
 		}
-		if v := sockopt(t, nc, syscall.SOL_SOCKET, syscall.SO_KEEPALIVE); (v != 0) != keepAlive {
+		if v := zktest.SockoptInt(t, nc, syscall.SOL_SOCKET, syscall.SO_KEEPALIVE); (v != 0) != keepAlive {
 			t.Errorf("clientTcpKeepAlive=%v: SO_KEEPALIVE is %d on an accepted connection", keepAlive, v)
 		}
 	}

@@ -6,11 +6,7 @@ func (w *WAL) SegmentPaths() []string {
 	if err := w.finishRoll(); err != nil {
 		panic(err)
 	}
-	var ps []string
-	for _, s := range w.segs {
-		ps = append(ps, s.path)
-	}
-	return ps
+	return w.SegmentPathsNow()
 }
 
 // SpareReady reports whether a filled spare segment is waiting.

@@ -3,6 +3,7 @@ package storage
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"go.etcd.io/raft/v3/raftpb"
@@ -20,7 +21,7 @@ func TestWALWaitsForFillingSpare(t *testing.T) {
 	if w.spare != nil {
 		w.spare.discard()
 	}
-	stalled := &spareSegment{path: dir + "/never", done: make(chan struct{}), quit: make(chan struct{})}
+	stalled := &spareSegment{path: filepath.Join(dir, "never"), done: make(chan struct{}), quit: make(chan struct{})}
 	w.spare = stalled
 	data := func(i uint64) []byte { return bytes.Repeat([]byte{byte(i)}, 1000) }
 	save := func() {
