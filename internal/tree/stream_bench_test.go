@@ -41,19 +41,26 @@ func BenchmarkStream(b *testing.B) {
 }
 
 // BenchmarkStreamGrowing is BenchmarkStream's flat tree with 5,000 znodes
-// (5%) created under the parent before each stream (not timed), as between
-// two snapshots of a server taking creates: the stream cannot use the
-// order of the last one as it was.
+// (5%) created under the parent and the 5,000 oldest deleted before each
+// stream (not timed), as between two snapshots of a server taking creates
+// and deletes: the stream cannot use the order of the last one as it was.
+// The parent keeps 100,000 children.
 func BenchmarkStreamGrowing(b *testing.B) {
 	acl := []proto.ACL{{Perms: proto.PermAll, ID: proto.ID{Scheme: "world", ID: "anyone"}}}
 	v := make([]byte, 100)
 	tr := New()
 	tr.Create("/m", nil, acl, 0, 1, 1)
-	next := 0
+	next, oldest := 0, 0
 	grow := func(n int) {
 		for range n {
 			tr.Create("/m/n"+strconv.Itoa(next), v, acl, 0, 1, 1)
 			next++
+		}
+	}
+	shrink := func(n int) {
+		for range n {
+			tr.Delete("/m/n"+strconv.Itoa(oldest), 1)
+			oldest++
 		}
 	}
 	grow(100000)
@@ -70,6 +77,7 @@ func BenchmarkStreamGrowing(b *testing.B) {
 	for b.Loop() {
 		b.StopTimer()
 		grow(5000)
+		shrink(5000)
 		b.StartTimer()
 		stream()
 	}
