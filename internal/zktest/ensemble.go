@@ -45,6 +45,10 @@ type EnsembleOptions struct {
 	ProductionJVM bool
 	Java          string
 	Classpath     []string
+
+	// pickPorts returns n distinct ports that look free; nil means
+	// distinctFreePorts. Tests set it (export_test.go).
+	pickPorts func(n int) ([]int, error)
 }
 
 // Ensemble is a replicated ensemble of server processes started by
@@ -155,7 +159,43 @@ func startEnsemble(t testing.TB, opts EnsembleOptions, kind string, configure fu
 	if tick == 0 {
 		tick = DefaultTickTime
 	}
-	ports, err := distinctFreePorts(3 * n)
+	for attempt := 1; ; attempt++ {
+		e := layOutEnsemble(t, voters, n, tick, kind, opts, configure)
+		err := e.start(e.Members...)
+		if err == nil {
+			return e
+		}
+		_ = e.KillAll()
+		if attempt == startAttempts || !portTaken(err) {
+			t.Fatal(err)
+		}
+		t.Logf("zktest: a port picked for the %s ensemble was taken before its member bound it; starting it again on other ports", kind)
+	}
+}
+
+// startAttempts is how many times startEnsemble lays out and starts an
+// ensemble whose members could not bind the ports picked for them.
+const startAttempts = 3
+
+// portTaken reports whether a start failed because a port picked as free
+// was taken meanwhile (by another test's server, or as the local port of
+// some connection) before the member bound it: the member's log, which the
+// error quotes, says so (Go's "bind: address already in use", Java's
+// "java.net.BindException: Address already in use").
+func portTaken(err error) bool {
+	return strings.Contains(strings.ToLower(err.Error()), "address already in use")
+}
+
+// layOutEnsemble picks the members' ports, writes their directories, myid
+// files and configurations, and registers the cleanups that stop them.
+func layOutEnsemble(t testing.TB, voters, n, tick int, kind string, opts EnsembleOptions,
+	configure func(p *Process, base []string)) *Ensemble {
+	t.Helper()
+	pick := opts.pickPorts
+	if pick == nil {
+		pick = distinctFreePorts
+	}
+	ports, err := pick(3 * n)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +254,6 @@ func startEnsemble(t testing.TB, opts EnsembleOptions, kind string, configure fu
 			}
 		})
 	}
-	e.Start(t, e.Members...)
 	return e
 }
 
@@ -242,12 +281,19 @@ func distinctFreePorts(n int) ([]int, error) {
 // within its start timeout.
 func (e *Ensemble) Start(t testing.TB, members ...*Process) {
 	t.Helper()
+	if err := e.start(members...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// start is Start without the test: it returns what went wrong.
+func (e *Ensemble) start(members ...*Process) error {
 	for _, p := range members {
 		if p.Pid() != 0 {
 			continue
 		}
 		if err := p.start(); err != nil {
-			t.Fatal(err)
+			return err
 		}
 	}
 	errs := make([]error, len(members))
@@ -256,9 +302,7 @@ func (e *Ensemble) Start(t testing.TB, members ...*Process) {
 		wg.Go(func() { errs[i] = p.waitReady() })
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		t.Fatal(err)
-	}
+	return errors.Join(errs...)
 }
 
 // KillAll sends SIGKILL to every running member and waits for them to exit.

@@ -3,6 +3,7 @@ package zktest_test
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -217,5 +218,66 @@ func TestStartZooKeeperEnsemble(t *testing.T) {
 	}
 	if next := e.Leader(t, ensembleWait); next == leader {
 		t.Fatalf("member %d still leads after being killed", e.ID(leader))
+	}
+}
+
+// takenPort returns a port on 127.0.0.1 that cannot be bound until t ends:
+// the local port of a connection the test keeps open, as a port picked as
+// free can become meanwhile (no listener answers on it).
+func takenPort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	c, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c.LocalAddr().(*net.TCPAddr).Port
+}
+
+// TestEnsembleStartsAgainWhenAPortIsTaken makes the first ports picked for
+// an ensemble include one that is taken (a connection of the test's uses it):
+// the member that cannot bind it exits, and the starter lays the ensemble
+// out again on other ports instead of failing the test.
+func TestEnsembleStartsAgainWhenAPortIsTaken(t *testing.T) {
+	taken := takenPort(t)
+	calls := 0
+	pick := func(n int) ([]int, error) {
+		calls++
+		ports, err := zktest.DistinctFreePorts(n)
+		if err == nil && calls == 1 {
+			ports[0] = taken // member 1's client port
+		}
+		return ports, err
+	}
+	e := zktest.StartPaddockEnsemble(t, zktest.WithPortPicker(zktest.EnsembleOptions{}, pick))
+	if calls != 2 {
+		t.Fatalf("ports picked %d times, want 2", calls)
+	}
+	for _, m := range e.Members {
+		if m.Port == taken {
+			t.Fatalf("member %s on the taken port", m.Addr)
+		}
+		if _, err := zktest.FourLetterWord(m.Addr, "ruok"); err != nil {
+			t.Fatalf("member %s: %v", m.Addr, err)
+		}
+	}
+}
+
+// TestServerStartsAgainWhenItsPortIsTaken gives StartPaddock a taken port
+// to try first: the server exits, and the starter moves it to another port
+// instead of failing the test.
+func TestServerStartsAgainWhenItsPortIsTaken(t *testing.T) {
+	taken := takenPort(t)
+	p := zktest.StartPaddock(t, zktest.WithFirstPort(zktest.PaddockOptions{}, taken))
+	if p.Port == taken {
+		t.Fatalf("server on the taken port %d", taken)
+	}
+	if out, err := zktest.FourLetterWord(p.Addr, "ruok"); err != nil || out != "imok" {
+		t.Fatalf("ruok on %s: %q, %v", p.Addr, out, err)
 	}
 }

@@ -41,8 +41,10 @@ func FourLetterWord(addr, cmd string) (string, error) {
 }
 
 // FreePort returns a TCP port on 127.0.0.1 that was free a moment ago. The
-// port is not reserved: another process may take it before the caller binds
-// it, which the starters then report as a start failure.
+// port is not reserved: another process, or a connection as its local
+// port, may take it before the caller binds it. The starters of this
+// package then start the server again on other ports (up to three tries);
+// other callers must expect the bind to fail.
 func FreePort(t testing.TB) int {
 	t.Helper()
 	port, err := freePort()

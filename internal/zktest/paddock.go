@@ -157,6 +157,10 @@ type PaddockOptions struct {
 	// StartTimeout bounds the wait for "imok"; 0 means
 	// DefaultStartTimeout.
 	StartTimeout time.Duration
+
+	// firstPort is the client port to try first; 0 picks a free one.
+	// Tests set it (export_test.go).
+	firstPort int
 }
 
 // StartPaddock writes a zoo.cfg (a free client port on 127.0.0.1, all
@@ -181,7 +185,10 @@ func StartPaddock(t testing.TB, opts PaddockOptions) *Process {
 	if tick == 0 {
 		tick = DefaultTickTime
 	}
-	port := FreePort(t)
+	port := opts.firstPort
+	if port == 0 {
+		port = FreePort(t)
+	}
 	p := &Process{
 		Addr:         "127.0.0.1:" + strconv.Itoa(port),
 		Port:         port,

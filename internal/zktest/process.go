@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -63,18 +64,51 @@ func newProcess(t testing.TB, p *Process) *Process {
 	if p.startTimeout <= 0 {
 		p.startTimeout = DefaultStartTimeout
 	}
-	if err := p.start(); err != nil {
-		t.Fatal(err)
-	}
 	t.Cleanup(func() {
 		if err := p.Stop(); err != nil {
 			t.Errorf("zktest: cleanup: %v", err)
 		}
 	})
-	if err := p.waitReady(); err != nil {
-		t.Fatal(err)
+	for attempt := 1; ; attempt++ {
+		if err := p.start(); err != nil {
+			t.Fatal(err)
+		}
+		err := p.waitReady()
+		if err == nil {
+			return p
+		}
+		_ = p.Kill()
+		if attempt == startAttempts || !portTaken(err) {
+			t.Fatal(err)
+		}
+		port, perr := freePort()
+		if perr == nil {
+			perr = p.moveClientPort(port)
+		}
+		if perr != nil {
+			t.Fatalf("%v\n(and moving to another port: %v)", err, perr)
+		}
+		t.Logf("zktest: the port picked for %s was taken before it bound it; starting it again on %s", p.name, p.Addr)
 	}
-	return p
+}
+
+// moveClientPort rewrites the clientPort line of p's zoo.cfg to port, for
+// a start again after the port picked first was taken.
+func (p *Process) moveClientPort(port int) error {
+	b, err := os.ReadFile(p.ConfigPath)
+	if err != nil {
+		return fmt.Errorf("zktest: read %s: %w", p.ConfigPath, err)
+	}
+	old := "clientPort=" + strconv.Itoa(p.Port) + "\n"
+	if !strings.Contains(string(b), old) {
+		return fmt.Errorf("zktest: %s has no line %q", p.ConfigPath, strings.TrimSpace(old))
+	}
+	b = []byte(strings.Replace(string(b), old, "clientPort="+strconv.Itoa(port)+"\n", 1))
+	if err := os.WriteFile(p.ConfigPath, b, 0o644); err != nil {
+		return fmt.Errorf("zktest: write %s: %w", p.ConfigPath, err)
+	}
+	p.Port, p.Addr = port, "127.0.0.1:"+strconv.Itoa(port)
+	return nil
 }
 
 // start launches a new incarnation. The caller makes sure none is running.
