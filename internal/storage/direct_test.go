@@ -655,18 +655,32 @@ func TestDirectAppendsFallBack(t *testing.T) {
 	w, next := moveToSpare(t, dir, 16<<20, false)
 	// Pretend the preallocation ends inside a page, three pages on.
 	w.prealloc = w.size&^(directAlign-1) + 3*directAlign - 100
-	deadline := time.Now().Add(10 * time.Second)
-	for i := 0; w.dt != nil || len(w.segs) < 3; i++ {
-		if i > 1000 && time.Now().After(deadline) {
-			t.Fatalf("after %d appends: direct %v, %d segments", i, w.dt != nil, len(w.segs))
-		}
-		if i > 1000 {
-			time.Sleep(time.Millisecond) // the next spare is still being filled
-		}
+	save := func() {
+		t.Helper()
 		if err := w.Save(raftpb.HardState{Term: 1, Commit: next - 1}, []raftpb.Entry{{Index: next, Term: 1, Data: smallData(next)}}); err != nil {
 			t.Fatal(err)
 		}
 		next++
+	}
+	for i := 0; w.dt != nil; i++ {
+		if i > 1000 {
+			t.Fatalf("after %d appends the segment is still appended to directly", i)
+		}
+		save()
+	}
+	if len(w.segs) != 2 {
+		t.Fatalf("%d segments once the appends left direct I/O, want 2", len(w.segs))
+	}
+	// Through the page cache until the WAL moves on.
+	deadline := time.Now().Add(10 * time.Second)
+	for i := 0; len(w.segs) < 3; i++ {
+		if i > 1000 && time.Now().After(deadline) {
+			t.Fatalf("after %d more appends: %d segments", i, len(w.segs))
+		}
+		if i > 1000 {
+			time.Sleep(time.Millisecond) // the next spare is still being filled
+		}
+		save()
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
