@@ -95,7 +95,7 @@ func ListWALSegments(dir string) ([]WALSegment, error) {
 	if err != nil {
 		return nil, err
 	}
-	spare, ok, err := liveSpare(dir)
+	spare, ok, err := liveSpare(dir, segs)
 	if err != nil {
 		return nil, err
 	}

@@ -400,15 +400,14 @@ func (w *WAL) write(b []byte, sync bool) error {
 		limit = w.prealloc
 	}
 	full := w.size+int64(len(b)) > limit
-	ready := w.spare.ready()
-	if full && !ready && w.spare.filling() && w.size+int64(len(b)) <= 2*w.segmentBytes {
+	if full && w.spare.filling() && w.size+int64(len(b)) <= 2*w.segmentBytes {
 		// The spare is still being filled: go on past the limit (and
 		// past the preallocation, through the page cache) until it is
 		// ready rather than start a segment that is not preallocated and
 		// leave it again as soon as the spare is.
 		full = false
 	}
-	if w.size > segmentHeaderLen && (full || w.prealloc == 0 && ready) {
+	if w.size > segmentHeaderLen && (full || w.prealloc == 0 && w.spare.ready()) {
 		if err := w.roll(); err != nil {
 			w.err = err
 			return err

@@ -161,7 +161,11 @@ func (w *WAL) finishRoll() error {
 // appending to when the process stopped, before its rename reached the
 // disk (see liveSpare).
 func (w *WAL) adoptSpare() error {
-	spare, ok, err := liveSpare(w.dir)
+	segs, err := listSegments(w.dir)
+	if err != nil {
+		return err
+	}
+	spare, ok, err := liveSpare(w.dir, segs)
 	if err != nil || !ok {
 		return err
 	}
@@ -177,11 +181,12 @@ func (w *WAL) adoptSpare() error {
 }
 
 // liveSpare reports whether the spare segment file in dir is a live
-// segment: its header is valid and names the segment after the last one.
+// segment: its header is valid and names the segment after the last of
+// segs (dir's segments, as listSegments lists them).
 // A spare without a valid header is an unfinished one (removeTempSegments
 // deletes it). One whose valid header names any other segment is damage,
 // reported as a *CorruptError rather than deleted with its records.
-func liveSpare(dir string) (segment, bool, error) {
+func liveSpare(dir string, segs []segment) (segment, bool, error) {
 	path := filepath.Join(dir, spareName)
 	h, err := readFilePrefix(path, segmentHeaderLen)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -195,10 +200,6 @@ func liveSpare(dir string) (segment, bool, error) {
 		return segment{}, false, nil
 	}
 	s := segment{seq: binary.BigEndian.Uint64(h[16:]), first: binary.BigEndian.Uint64(h[24:]), path: path}
-	segs, err := listSegments(dir)
-	if err != nil {
-		return segment{}, false, err
-	}
 	if n := len(segs); n > 0 && s.seq != segs[n-1].seq+1 {
 		return segment{}, false, &CorruptError{Path: path, Offset: 16, Err: fmt.Errorf(
 			"the spare segment's header says segment %d, but the last segment is %d (%s)",
