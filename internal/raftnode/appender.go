@@ -124,7 +124,7 @@ func (a *appender) run(quit <-chan struct{}) {
 }
 
 // write saves the batch's entries and last hard state with one WAL write
-// and at most one fsync, loads them into raft's MemoryStorage, sends the
+// and at most one fsync, loads them into raft's in-memory log (logStore), sends the
 // responses for other members and returns those for this node.
 func (a *appender) write(batch []raftpb.Message) ([]raftpb.Message, error) {
 	n := a.n

@@ -4,7 +4,9 @@
 //
 // # Ownership
 //
-// A Node owns a raft.RawNode, its MemoryStorage and the WAL. One goroutine
+// A Node owns a raft.RawNode, its in-memory log (logStore: a raft.Storage
+// with the semantics of raft.MemoryStorage, its entries kept in chunks so
+// that appending never copies the whole log) and the WAL. One goroutine
 // (run) owns the RawNode. raft runs with AsyncStorageWrites: the run
 // goroutine takes every proposal queued by Propose (a bounded channel),
 // hands it to raft, and processes raft's Ready:
@@ -12,7 +14,7 @@
 //  1. the append (new entries, hard state) goes to the appender, a goroutine
 //     of its own that writes everything queued with one WAL write and at
 //     most one fsync (group commit: all appends queued while the previous
-//     fsync ran share this one), then loads it into the MemoryStorage and
+//     fsync ran share this one), then loads it into the in-memory log and
 //     delivers the responses raft attached to it: to other members through
 //     the transport, to this node back to the run goroutine, which steps
 //     them;
@@ -44,7 +46,7 @@
 // StateMachine.Snapshot, then a background goroutine (one at a time) runs the
 // returned function into storage.SaveSnapshot while Apply goes on. When the
 // file is durable, the run goroutine records a snapshot marker in the WAL,
-// compacts the MemoryStorage (keeping some entries for followers that are a
+// compacts the in-memory log (keeping some entries for followers that are a
 // little behind), deletes all but the Config.SnapRetainCount newest snapshot
 // files, and releases the WAL segments older than the oldest snapshot kept, so
 // any kept snapshot can still be replayed from.
@@ -53,7 +55,7 @@
 //
 // Start restores the newest snapshot whose checksum verifies (an older one if
 // the newest is damaged) with StateMachine.Restore, replays the WAL entries
-// after it into the MemoryStorage, and restarts raft with Applied set to the
+// after it into the in-memory log, and restarts raft with Applied set to the
 // snapshot index, so that raft delivers the committed entries after it
 // through Ready and they reach the state machine through the same Apply as
 // live ones. An empty data and log directory starts a new single-member

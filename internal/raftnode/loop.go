@@ -15,7 +15,7 @@ import (
 	"github.com/paddockhq/paddock/internal/storage"
 )
 
-// run is the goroutine that owns the raft node, the MemoryStorage and the
+// run is the goroutine that owns the raft node, the in-memory log and the
 // WAL.
 func (n *Node) run() {
 	defer n.shutdown()

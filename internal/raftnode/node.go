@@ -79,7 +79,7 @@ type Node struct {
 	logger *slog.Logger
 	sm     StateMachine
 	rn     *raft.RawNode // owned by the run goroutine
-	ms     *raft.MemoryStorage
+	ms     *logStore
 	propc  chan proposal
 	recvc  chan raftpb.Message  // from other members, for Step
 	tcp    *transport.Transport // when Config.Peers is set
@@ -162,7 +162,7 @@ func Start(cfg Config, sm StateMachine) (*Node, error) {
 		cfg:      cfg,
 		logger:   logger,
 		sm:       sm,
-		ms:       raft.NewMemoryStorage(),
+		ms:       newLogStore(),
 		wal:      w,
 		snapDone: make(chan snapResult, 1),
 		propc:    make(chan proposal, proposalQueue),
@@ -264,7 +264,7 @@ func (n *Node) bootstrap() error {
 }
 
 // restore loads the newest valid snapshot into the state machine and the
-// WAL into the MemoryStorage. It reports whether there was no state at all.
+// WAL into the in-memory log. It reports whether there was no state at all.
 func (n *Node) restore() (fresh bool, err error) {
 	var snapTerm uint64
 	snap, err := storage.LoadNewestSnapshot(n.cfg.DataDir, n.logger)
