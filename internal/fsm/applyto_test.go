@@ -80,3 +80,32 @@ func TestApplyEntryToAllocations(t *testing.T) {
 		t.Errorf("setData into a result with room: %v allocations, want 0", allocs)
 	}
 }
+
+// TestApplyToAllocations: applying another member's setData (decoded
+// from the log) allocates only the znode's new data and the path; the
+// entry, its op and its identities are reused from the previous entry.
+func TestApplyToAllocations(t *testing.T) {
+	m := New(Options{})
+	m.ApplyEntry(1, &Entry{Type: EntryCreateSession, Session: sess1, Timeout: 30000, Passwd: []byte("pw")})
+	m.ApplyEntry(2, &Entry{Type: EntryTxn, Ops: []Op{create("/a", "x", proto.FlagPersistent)}})
+	data := (&Entry{Type: EntryTxn, Session: sess1, Time: t0, Auth: []proto.ID{aliceID, superID},
+		Ops: []Op{setData("/a", "y", -1)}}).Encode(nil)
+	var room [1]OpResult
+	var changeRoom [2]Change
+	var r Result
+	index := uint64(2)
+	allocs := testing.AllocsPerRun(100, func() {
+		index++
+		r.Ops, r.Changes = room[:0], changeRoom[:0]
+		m.ApplyTo(index, data, &r)
+	})
+	if r.Err != proto.ErrOK || len(r.Changes) != 1 {
+		t.Fatalf("setData: %+v", r)
+	}
+	if allocs > 2 {
+		t.Errorf("setData decoded and applied: %v allocations, want at most 2 (data and path)", allocs)
+	}
+	if got := m.Tree().Get("/a"); got == nil || string(got.Data) != "y" {
+		t.Fatalf("/a after the setData: %+v", got)
+	}
+}

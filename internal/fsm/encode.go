@@ -147,14 +147,49 @@ var errEntry = errors.New("fsm: bad log entry")
 
 // DecodeEntry parses an entry written by Encode.
 func DecodeEntry(data []byte) (*Entry, error) {
+	e := new(Entry)
+	if err := decodeEntry(data, e, nil); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// decodeRoom is what decodeEntry may reuse from one entry to the next: the
+// arrays of the last entry's ops and identities, and the identities seen
+// (most entries carry the same few).
+type decodeRoom struct {
+	ops  []Op
+	auth []proto.ID
+	ids  idCache
+}
+
+// keep takes e's arrays back for the next entry, dropping what they
+// referred to.
+func (r *decodeRoom) keep(e *Entry) {
+	if cap(e.Ops) > 0 {
+		clear(e.Ops)
+		r.ops = e.Ops[:0]
+	}
+	if cap(e.Auth) > 0 {
+		clear(e.Auth)
+		r.auth = e.Auth[:0]
+	}
+	*e = Entry{}
+}
+
+// decodeEntry parses data into e as DecodeEntry does; room, when not nil,
+// lends e the arrays of an earlier entry and interns its identities.
+func decodeEntry(data []byte, e *Entry, room *decodeRoom) error {
 	if len(data) < 2 {
-		return nil, fmt.Errorf("%w: %d bytes", errEntry, len(data))
+		return fmt.Errorf("%w: %d bytes", errEntry, len(data))
 	}
 	if data[0] < EntryFormat || data[0] > EntryFormatOrigin {
-		return nil, fmt.Errorf("%w: format %d, want %d to %d", errEntry, data[0], EntryFormat, EntryFormatOrigin)
+		return fmt.Errorf("%w: format %d, want %d to %d", errEntry, data[0], EntryFormat, EntryFormatOrigin)
 	}
-	e := &Entry{Type: EntryType(data[1])}
-	d := proto.NewDecoder(data[2:])
+	*e = Entry{Type: EntryType(data[1])}
+	var dec proto.Decoder
+	d := &dec
+	d.Reset(data[2:])
 	e.ReqID = uint64(d.Int64())
 	e.Time = d.Int64()
 	e.Session = d.Int64()
@@ -165,43 +200,84 @@ func DecodeEntry(data []byte) (*Entry, error) {
 	case EntryCloseSession, EntryMoveSession:
 	case EntryTxn:
 		n := d.VectorLen(4)
+		if n > 0 && room != nil {
+			e.Auth = room.auth[:0]
+		}
 		for i := 0; i < n && d.Err() == nil; i++ {
 			var id proto.ID
-			id.Decode(d)
+			if room != nil {
+				id = room.ids.decode(d, data[2:])
+			} else {
+				id.Decode(d)
+			}
 			e.Auth = append(e.Auth, id)
 		}
 		e.Multi = d.Bool()
 		nops := d.Int32()
 		if nops < 0 || nops > maxOps || int(nops) > d.Remaining()/minOpSize {
-			return nil, fmt.Errorf("%w: %d ops", errEntry, nops)
+			return fmt.Errorf("%w: %d ops", errEntry, nops)
 		}
 		if !e.Multi && nops != 1 {
-			return nil, fmt.Errorf("%w: single txn with %d ops", errEntry, nops)
+			return fmt.Errorf("%w: single txn with %d ops", errEntry, nops)
 		}
-		e.Ops = make([]Op, nops)
+		if room != nil && cap(room.ops) >= int(nops) {
+			e.Ops = room.ops[:nops]
+		} else {
+			e.Ops = make([]Op, nops)
+		}
 		for i := range e.Ops {
 			e.Ops[i].decode(d)
 		}
 	default:
-		return nil, fmt.Errorf("%w: unknown type %d", errEntry, e.Type)
+		return fmt.Errorf("%w: unknown type %d", errEntry, e.Type)
 	}
 	switch data[0] {
 	case EntryFormatTerm:
 		e.Term = uint64(d.Int64())
 		if e.Term == 0 && d.Err() == nil {
-			return nil, fmt.Errorf("%w: format %d with term 0", errEntry, EntryFormatTerm)
+			return fmt.Errorf("%w: format %d with term 0", errEntry, EntryFormatTerm)
 		}
 	case EntryFormatOrigin:
 		e.Term = uint64(d.Int64())
 		e.Origin = uint64(d.Int64())
 		if e.Origin == 0 && d.Err() == nil {
-			return nil, fmt.Errorf("%w: format %d with origin 0", errEntry, EntryFormatOrigin)
+			return fmt.Errorf("%w: format %d with origin 0", errEntry, EntryFormatOrigin)
 		}
 	}
 	if err := d.Err(); err != nil {
-		return nil, fmt.Errorf("%w: %v", errEntry, err)
+		return fmt.Errorf("%w: %v", errEntry, err)
 	}
-	return e, nil
+	return nil
+}
+
+// idCache interns the identities decoded from entries: a member applies
+// thousands of writes a second that carry the same few identities, each
+// of which would otherwise cost two strings.
+type idCache struct {
+	m map[string]proto.ID // by the identity's encoding
+}
+
+// maxCachedIDs bounds an idCache; past it the cache starts over.
+const maxCachedIDs = 1024
+
+// decode reads an identity from d, whose input is in, as proto.ID.Decode
+// does.
+func (c *idCache) decode(d *proto.Decoder, in []byte) proto.ID {
+	start := d.Offset()
+	scheme, id := d.StringBytes(), d.StringBytes()
+	if d.Err() != nil {
+		return proto.ID{}
+	}
+	raw := in[start:d.Offset()]
+	if v, ok := c.m[string(raw)]; ok { // converting for a lookup does not allocate
+		return v
+	}
+	v := proto.ID{Scheme: string(scheme), ID: string(id)}
+	if c.m == nil || len(c.m) >= maxCachedIDs {
+		c.m = make(map[string]proto.ID)
+	}
+	c.m[string(raw)] = v
+	return v
 }
 
 func (op *Op) decode(d *proto.Decoder) {

@@ -2,9 +2,11 @@ package fsm
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/paddockhq/paddock/internal/proto"
 )
@@ -73,6 +75,54 @@ func TestEntryRoundTrip(t *testing.T) {
 			if _, err := DecodeEntry(b[2 : 2+n]); err == nil {
 				t.Fatalf("entry %d: prefix of %d bytes decoded", i, n)
 			}
+		}
+	}
+}
+
+// TestDecodeEntryReusing: decoding into one Entry after another, in both
+// orders (a multi after a single op and the other way round), with
+// interned identities, gives what a fresh decode gives.
+func TestDecodeEntryReusing(t *testing.T) {
+	samples := sampleEntries()
+	var e Entry
+	var room decodeRoom
+	for _, order := range [][]int{{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14}, {14, 4, 13, 12, 14, 0, 4}} {
+		for _, i := range order {
+			b := samples[i].Encode(nil)
+			want, err := DecodeEntry(b)
+			if err != nil {
+				t.Fatalf("entry %d: %v", i, err)
+			}
+			if err := decodeEntry(b, &e, &room); err != nil {
+				t.Fatalf("entry %d reusing: %v", i, err)
+			}
+			if !reflect.DeepEqual(&e, want) {
+				t.Fatalf("entry %d decoded reusing an entry:\n got %+v\nwant %+v", i, &e, want)
+			}
+			room.keep(&e)
+		}
+	}
+	// The same identity decoded twice is one string, not two.
+	b := samples[4].Encode(nil)
+	var a, c Entry
+	if err := decodeEntry(b, &a, &room); err != nil {
+		t.Fatal(err)
+	}
+	if err := decodeEntry(b, &c, &room); err != nil {
+		t.Fatal(err)
+	}
+	if unsafe.StringData(a.Auth[0].ID) != unsafe.StringData(c.Auth[0].ID) {
+		t.Error("an identity decoded twice was not interned")
+	}
+	// The cache is bounded.
+	for i := range maxCachedIDs + 10 {
+		id := proto.ID{Scheme: "ip", ID: fmt.Sprint(i)}
+		in := id.Append(nil)
+		if got := room.ids.decode(proto.NewDecoder(in), in); got != id {
+			t.Fatalf("decoded %v, want %v", got, id)
+		}
+		if len(room.ids.m) > maxCachedIDs {
+			t.Fatalf("%d identities cached, bound %d", len(room.ids.m), maxCachedIDs)
 		}
 	}
 }
@@ -176,6 +226,16 @@ func FuzzDecodeEntry(f *testing.F) {
 		}
 		if !reflect.DeepEqual(normalize(again), normalize(e)) {
 			t.Fatalf("round trip differs:\n%+v\n%+v", e, again)
+		}
+		// Decoding into an entry used before, with interned identities,
+		// gives the same.
+		room := decodeRoom{ops: make([]Op, 3), auth: []proto.ID{aliceID}}
+		var reused Entry
+		if err := decodeEntry(b, &reused, &room); err != nil {
+			t.Fatalf("decoding reusing an entry: %v", err)
+		}
+		if !reflect.DeepEqual(&reused, e) {
+			t.Fatalf("decoding reusing an entry differs:\n%+v\n%+v", e, &reused)
 		}
 		// Whatever decodes can be applied without panicking.
 		m := New(Options{ExtendedTypes: b[len(b)-1]&1 == 0})

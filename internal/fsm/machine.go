@@ -42,6 +42,12 @@ type Machine struct {
 
 	undo      []func() // undo log of the multi being applied
 	recording bool     // whether ops record undo steps (only inside a multi)
+
+	// decoded is the entry ApplyTo decodes into, with room for the next
+	// one's arrays and the identities seen: applying another member's
+	// write then allocates only what the tree keeps.
+	decoded Entry
+	room    decodeRoom
 }
 
 // New returns a machine holding an empty tree.
@@ -89,11 +95,12 @@ func (m *Machine) Apply(index uint64, data []byte) Result {
 
 // ApplyTo is Apply writing the result to *r, as ApplyEntryTo does.
 func (m *Machine) ApplyTo(index uint64, data []byte, r *Result) {
-	e, err := DecodeEntry(data)
-	if err != nil {
+	e := &m.decoded
+	if err := decodeEntry(data, e, &m.room); err != nil {
 		panic(fmt.Sprintf("fsm: log entry %d is corrupt: %v", index, err))
 	}
 	m.ApplyEntryTo(index, e, r)
+	m.room.keep(e)
 }
 
 // ApplyEntry applies a decoded entry at index.

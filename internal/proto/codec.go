@@ -91,6 +91,10 @@ func NewDecoder(b []byte) *Decoder {
 	return &Decoder{buf: b}
 }
 
+// Reset makes d read b from its start, with no error recorded, so that a
+// Decoder can live on the caller's stack instead of being allocated.
+func (d *Decoder) Reset(b []byte) { *d = Decoder{buf: b} }
+
 // Remaining returns the number of bytes not consumed yet (0 after a
 // failure).
 func (d *Decoder) Remaining() int {
@@ -202,6 +206,17 @@ func (d *Decoder) String() string {
 		return ""
 	}
 	return string(d.take(n, "string bytes"))
+}
+
+// StringBytes reads a jute ustring as String does but returns its bytes
+// without copying them: they alias the Decoder's input and are nil for a
+// null or empty string.
+func (d *Decoder) StringBytes() []byte {
+	n := d.length("string", 1)
+	if n <= 0 {
+		return nil
+	}
+	return d.take(n, "string bytes")
 }
 
 // Buffer reads a jute buffer into a fresh slice; null (length -1) reads

@@ -203,3 +203,32 @@ func TestUnmarshalReportsError(t *testing.T) {
 		t.Fatalf("trailing bytes: %v", err)
 	}
 }
+
+// TestDecoderStringBytes: StringBytes reads what String reads, without a
+// copy; null and empty read as nil; errors are as String's. Reset starts
+// over on new input with no error.
+func TestDecoderStringBytes(t *testing.T) {
+	in := AppendString(AppendString(AppendInt32(nil, -1), ""), "scheme")
+	d := NewDecoder(in)
+	if got := d.StringBytes(); got != nil {
+		t.Errorf("null string: %q, want nil", got)
+	}
+	if got := d.StringBytes(); got != nil {
+		t.Errorf("empty string: %q, want nil", got)
+	}
+	got := d.StringBytes()
+	if string(got) != "scheme" || d.Err() != nil {
+		t.Fatalf("StringBytes = %q, %v", got, d.Err())
+	}
+	in[len(in)-1] = 'X'
+	if string(got) != "schemX" {
+		t.Errorf("StringBytes copied its input: %q", got)
+	}
+	if got := d.StringBytes(); got != nil || !errors.Is(d.Err(), ErrShortBuffer) {
+		t.Errorf("past the end: %q, %v; want nil, ErrShortBuffer", got, d.Err())
+	}
+	d.Reset(AppendString(nil, "again"))
+	if got := d.StringBytes(); string(got) != "again" || d.Err() != nil {
+		t.Errorf("after Reset: %q, %v", got, d.Err())
+	}
+}
