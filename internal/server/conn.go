@@ -517,7 +517,9 @@ func (c *conn) respond() {
 					return
 				}
 				it.call = call
-				c.s.lastWrite.Store(c.sessionID, call)
+				c.s.lastMu.Lock()
+				c.s.lastWrite[c.sessionID] = call
+				c.s.lastMu.Unlock()
 				pend = append(pend, it)
 				continue
 			}
@@ -925,9 +927,12 @@ func (s *Server) settle(session int64, old *conn) {
 			return
 		}
 	}
-	if v, ok := s.lastWrite.Load(session); ok {
+	s.lastMu.Lock()
+	last := s.lastWrite[session]
+	s.lastMu.Unlock()
+	if last != nil {
 		select {
-		case <-v.(*call).done:
+		case <-last.done:
 		case <-t.C:
 		}
 	}

@@ -70,7 +70,10 @@ type Server struct {
 	applyScratch applyResult
 	// lastWrite holds, by session, the last write a connection of the
 	// session proposed, so that a resumed session waits for it (settle).
-	lastWrite sync.Map
+	// A map under a mutex, not a sync.Map: a sync.Map allocates on every
+	// store, and every write stores.
+	lastMu    sync.Mutex
+	lastWrite map[int64]*call
 	reqSeq    atomic.Uint64
 	sessSeq   atomic.Int64
 
@@ -136,6 +139,7 @@ func New(cfg *config.Config, logger *slog.Logger) (*Server, error) {
 		watches:     watch.New(),
 		tracker:     session.NewTracker(cfg.TickTime),
 		pending:     make(map[uint64]*call),
+		lastWrite:   make(map[int64]*call),
 		conns:       make(map[*conn]struct{}),
 		perIP:       make(map[string]int),
 		bySession:   make(map[int64]*conn),
@@ -403,7 +407,9 @@ func (m *machine) Apply(index, term uint64, data []byte) {
 	}
 	s.mu.Unlock()
 	if res.Type == fsm.EntryCloseSession && res.Err == proto.ErrOK {
-		s.lastWrite.Delete(res.Session)
+		s.lastMu.Lock()
+		delete(s.lastWrite, res.Session)
+		s.lastMu.Unlock()
 		s.sessionClosed(res.Session)
 	}
 	if c != nil {
