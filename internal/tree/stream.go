@@ -3,6 +3,7 @@ package tree
 import (
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/paddockhq/paddock/internal/proto"
 )
@@ -36,6 +37,7 @@ type Stream struct {
 	header    bool
 	cacheHits int // frames whose order came from Tree.order (for tests)
 	merged    int // of those, the ones that merged changed names in
+	lookups   int // children looked up by name (for tests)
 }
 
 // kidsDelta records, for a parent whose children changed while a stream
@@ -44,15 +46,24 @@ type Stream struct {
 type kidsDelta map[string]*Node
 
 // streamFrame is a node whose children are being streamed: their names as
-// the stream saw them when it reached the parent, sorted. Taking them then
-// is right: they are derived from the live children and the names changed
-// since the start (kidsDelta), and each child is looked up in the
-// parent's children as of the start (kid).
+// the stream saw them when it reached the parent, sorted, with the child
+// each had at the stream's start where known. Taking them then is right:
+// they are derived from the live children and the names changed since the
+// start (kidsDelta); a child not known is looked up in the parent's
+// children as of the start (kid).
 type streamFrame struct {
 	path   string // the parent's path, with a trailing "/" except for the root
 	parent *Node
-	names  []string
+	kids   []child
 	next   int
+}
+
+// child is a child's name and, when known, its node (nil: look it up).
+// Walking a large parent's children in order by their nodes instead of
+// looking each name up in the parent's map takes half as long.
+type child struct {
+	name string
+	n    *Node
 }
 
 // sortCacheMin is the fewest children for which a parent's sorted names
@@ -164,14 +175,22 @@ func (s *Stream) Next(b []byte, max int) ([]byte, bool) {
 	}
 	for ; max > 0 && len(s.stack) > 0; max-- {
 		f := &s.stack[len(s.stack)-1]
-		if f.next == len(f.names) {
+		if f.next == len(f.kids) {
 			s.stack = s.stack[:len(s.stack)-1]
 			max++ // popping appends nothing
 			continue
 		}
-		name := f.names[f.next]
+		c := &f.kids[f.next]
 		f.next++
-		n := s.kid(f.parent, name)
+		name, n := c.name, c.n
+		if n == nil {
+			s.lookups++
+			n = s.kid(f.parent, name)
+			// Kept for the next stream's order: a name changed since
+			// this stream began is in that order's changed names, whose
+			// nodes it does not use.
+			c.n = n
+		}
 		// The path goes straight into b: only a node with children needs
 		// it as a string, for its frame.
 		start := len(b)
@@ -192,16 +211,16 @@ func (s *Stream) push(path string, n *Node) {
 	if path != "/" {
 		path += "/"
 	}
-	s.stack = append(s.stack, streamFrame{path: path, parent: n, names: s.sortedNames(n)})
+	s.stack = append(s.stack, streamFrame{path: path, parent: n, kids: s.sortedKids(n)})
 }
 
-// sortedNames returns the names of n's children at the stream's start, in
-// order. With a kept order (Tree.order) it sorts only the names changed
-// since that order's stream began and merges them with the unchanged ones;
-// without one it sorts them all. It keeps the result, with the names
-// changed since this stream began, for the next stream when there are
-// many.
-func (s *Stream) sortedNames(n *Node) []string {
+// sortedKids returns n's children at the stream's start in name order,
+// with their nodes where known. With a kept order (Tree.order) it sorts
+// only the names changed since that order's stream began and merges them
+// with the unchanged ones, whose nodes it keeps; without one it sorts them
+// all. It keeps the result, with the names changed since this stream
+// began, for the next stream when there are many.
+func (s *Stream) sortedKids(n *Node) []child {
 	d := s.savedKids[n] // the names changed since the stream began
 	atStart := func(name string) bool {
 		if old, ok := d[name]; ok {
@@ -210,46 +229,49 @@ func (s *Stream) sortedNames(n *Node) []string {
 		_, ok := n.children[name]
 		return ok
 	}
-	var names []string
+	var kids []child
 	if o := s.t.order[n]; o != nil {
 		s.cacheHits++
 		if len(o.changed) == 0 {
-			return o.names // nothing changed since (not even in this stream)
+			return o.kids // nothing changed since (not even in this stream)
 		}
 		s.merged++
-		var added []string
-		var gone []int // indexes in o.names
+		var added []child
+		var gone, stale []int // indexes in o.kids
 		for name := range o.changed {
-			i, kept := slices.BinarySearch(o.names, name)
+			i, kept := slices.BinarySearchFunc(o.kids, name, byName)
 			switch now := atStart(name); {
 			case now && !kept:
-				added = append(added, name)
+				added = append(added, child{name: name})
 			case !now && kept:
 				gone = append(gone, i)
+			case now && kept:
+				stale = append(stale, i) // its node may have changed
 			}
 		}
-		slices.Sort(added)
+		slices.SortFunc(added, compareKids)
 		slices.Sort(gone)
-		names = mergeSorted(o.names, gone, added)
+		slices.Sort(stale)
+		kids = mergeSorted(o.kids, gone, stale, added)
 	} else {
-		names = make([]string, 0, len(n.children)+len(d))
-		for name := range n.children {
+		kids = make([]child, 0, len(n.children)+len(d))
+		for name, c := range n.children {
 			if _, ok := d[name]; !ok {
-				names = append(names, name)
+				kids = append(kids, child{name, c})
 			}
 		}
 		for name, old := range d {
 			if old != nil {
-				names = append(names, name)
+				kids = append(kids, child{name, old})
 			}
 		}
-		slices.Sort(names)
+		slices.SortFunc(kids, compareKids)
 	}
-	if len(names) < sortCacheMin {
+	if len(kids) < sortCacheMin {
 		delete(s.t.order, n)
-		return names
+		return kids
 	}
-	o := &childOrder{names: names}
+	o := &childOrder{kids: kids}
 	if len(d) > 0 {
 		o.changed = make(map[string]struct{}, len(d))
 		for name := range d {
@@ -257,28 +279,37 @@ func (s *Stream) sortedNames(n *Node) []string {
 		}
 	}
 	s.t.order[n] = o
-	return names
+	return kids
 }
 
+func byName(c child, name string) int { return strings.Compare(c.name, name) }
+
+func compareKids(a, b child) int { return strings.Compare(a.name, b.name) }
+
 // mergeSorted returns the sorted list a without the entries at the indexes
-// gone (ascending) and with the names of the sorted list b, none of which
-// is in a.
-func mergeSorted(a []string, gone []int, b []string) []string {
-	if len(gone) == 0 && len(b) == 0 {
+// gone, with the nodes of the entries at the indexes stale forgotten (both
+// ascending), and with the entries of the sorted list b, none of whose
+// names is in a.
+func mergeSorted(a []child, gone, stale []int, b []child) []child {
+	if len(gone) == 0 && len(stale) == 0 && len(b) == 0 {
 		return a
 	}
-	out := make([]string, 0, len(a)-len(gone)+len(b))
+	out := make([]child, 0, len(a)-len(gone)+len(b))
 	j := 0
-	for i, name := range a {
+	for i, c := range a {
 		if len(gone) > 0 && gone[0] == i {
 			gone = gone[1:]
 			continue
 		}
-		for j < len(b) && b[j] < name {
+		if len(stale) > 0 && stale[0] == i {
+			stale = stale[1:]
+			c.n = nil
+		}
+		for j < len(b) && b[j].name < c.name {
 			out = append(out, b[j])
 			j++
 		}
-		out = append(out, name)
+		out = append(out, c)
 	}
 	return append(out, b[j:]...)
 }

@@ -180,6 +180,15 @@ func TestStreamCachedOrder(t *testing.T) {
 			t.Fatalf("%s: %d frames from the kept order, %d merged; want %d and %d",
 				step, s.cacheHits, s.merged, wantHits, wantMerged)
 		}
+		// A kept order knows the node of every name that did not change
+		// (those of changed names are looked up and kept for the next
+		// stream), so a stream right after another looks nothing up.
+		if wantHits == 1 && wantMerged == 0 && s.lookups != 0 {
+			t.Fatalf("%s: %d children looked up by name, want 0", step, s.lookups)
+		}
+		if wantHits == 0 && s.lookups != 0 {
+			t.Fatalf("%s: %d children looked up by name in a stream that sorted them, want 0", step, s.lookups)
+		}
 	}
 	create := func(name string) { zxid++; tr.Create("/p/"+name, nil, OpenACL, 0, zxid, 1) }
 	del := func(name string) { zxid++; tr.Delete("/p/"+name, zxid) }
@@ -191,6 +200,10 @@ func TestStreamCachedOrder(t *testing.T) {
 	check("after a delete and a create", func() { del("c008") }, 1, 1)
 	check("after a delete during the last stream", nil, 1, 1)
 	check("unchanged again", nil, 1, 0)
+	del("c010") // a kept name whose node is replaced: the kept node is stale
+	create("c010")
+	check("a kept name deleted and created again", nil, 1, 1)
+	check("unchanged after the replacement", nil, 1, 0)
 	create("c007") // back under a name it had
 	del("a-new")
 	check("a name back, a new one gone", nil, 1, 1)

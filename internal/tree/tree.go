@@ -44,8 +44,12 @@ type Tree struct {
 // childOrder is a parent's children in snapshot order, as of the start of
 // the stream that sorted them, and the names that changed since.
 type childOrder struct {
-	names   []string            // sorted; never modified once stored
-	changed map[string]struct{} // added or removed since names' stream began
+	// kids are sorted by name; their nodes are those the names had at
+	// the start of the stream that sorted them (nil where not known yet),
+	// which hold for every name not in changed. Only a stream fills in
+	// nodes; nothing else modifies kids once stored.
+	kids    []child
+	changed map[string]struct{} // added or removed since kids' stream began
 }
 
 // New returns a tree holding "/" and ZooKeeper's reserved nodes as a fresh
@@ -100,7 +104,7 @@ func (t *Tree) childrenChanging(parent *Node, name string) {
 		o.changed = make(map[string]struct{})
 	}
 	o.changed[name] = struct{}{}
-	if len(o.changed) >= len(o.names) {
+	if len(o.changed) >= len(o.kids) {
 		delete(t.order, parent)
 	}
 }
