@@ -495,9 +495,12 @@ func (c *conn) respond() {
 		case <-c.out.wake:
 			// Events queued by apply; flushed at the top of the loop.
 		case <-head:
-			c.finish(pend[0])
-			closing := pend[0].close
+			it := pend[0]
+			c.finish(it)
+			closing := it.close
+			pend[0] = nil
 			pend = pend[1:]
+			c.freeItem(it)
 			if closing {
 				c.release(len(pend))
 				c.flush()
@@ -594,7 +597,10 @@ func (c *conn) awaitAll(pend []*item) bool {
 			return false
 		}
 		c.finish(it)
-		if it.close {
+		closing := it.close
+		pend[i] = nil
+		c.freeItem(it)
+		if closing {
 			c.release(len(pend) - i - 1)
 			return false
 		}
@@ -660,7 +666,7 @@ func frameBuffered(br *bufio.Reader) bool {
 	return l >= 0 && int64(n-4) >= int64(l)
 }
 
-// newItem returns a zero item, recycled from an answered read if one is
+// newItem returns a zero item, recycled from an answered request if one is
 // free: with many calls in flight the per-request garbage is what makes
 // the garbage collector run, and its cycles make the latency tail.
 func (c *conn) newItem() *item {
@@ -670,13 +676,10 @@ func (c *conn) newItem() *item {
 	return new(item)
 }
 
-// freeItem recycles the item of an answered read. Nothing may use it
-// afterwards; a write's item (it.entry set) is left to the garbage
-// collector, as its call may still be referenced.
+// freeItem recycles the item of an answered request. Nothing may use it
+// afterwards. A write's call may still be referenced (the session's last
+// write, see Server.lastWrite), but not its item.
 func (c *conn) freeItem(it *item) {
-	if it.entry != nil || it.call != nil {
-		return
-	}
 	*it = item{}
 	c.free.Put(it)
 }
