@@ -226,6 +226,7 @@ func decodeEntry(data []byte, e *Entry, room *decodeRoom) error {
 			e.Ops = make([]Op, nops)
 		}
 		for i := range e.Ops {
+			e.Ops[i] = Op{} // a lent array may hold an earlier entry's op
 			e.Ops[i].decode(d)
 		}
 	default:
