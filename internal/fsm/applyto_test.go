@@ -58,24 +58,34 @@ func TestApplyEntryToReusesRoom(t *testing.T) {
 	}
 }
 
+// allocsApplying runs apply 100 times, each time at the next index after
+// from into a result with room for one op and two changes (as the server
+// gives it), and returns the average allocations and the last result,
+// which must be a successful setData.
+func allocsApplying(t *testing.T, from uint64, apply func(index uint64, r *Result)) float64 {
+	t.Helper()
+	var room [1]OpResult
+	var changeRoom [2]Change
+	var r Result
+	index := from
+	allocs := testing.AllocsPerRun(100, func() {
+		index++
+		r.Ops, r.Changes = room[:0], changeRoom[:0]
+		apply(index, &r)
+	})
+	if r.Err != proto.ErrOK || len(r.Changes) != 1 {
+		t.Fatalf("setData: %+v", r)
+	}
+	return allocs
+}
+
 // TestApplyEntryToAllocations checks that a setData applied into a result
 // with room for its op and change allocates nothing.
 func TestApplyEntryToAllocations(t *testing.T) {
 	m := New(Options{})
 	m.ApplyEntry(1, &Entry{Type: EntryTxn, Ops: []Op{create("/a", "x", proto.FlagPersistent)}})
 	e := &Entry{Type: EntryTxn, Ops: []Op{setData("/a", "y", -1)}, Time: t0}
-	var room [1]OpResult
-	var changeRoom [2]Change
-	var r Result
-	index := uint64(1)
-	allocs := testing.AllocsPerRun(100, func() {
-		index++
-		r.Ops, r.Changes = room[:0], changeRoom[:0]
-		m.ApplyEntryTo(index, e, &r)
-	})
-	if r.Err != proto.ErrOK || len(r.Changes) != 1 {
-		t.Fatalf("setData: %+v", r)
-	}
+	allocs := allocsApplying(t, 1, func(index uint64, r *Result) { m.ApplyEntryTo(index, e, r) })
 	if allocs != 0 {
 		t.Errorf("setData into a result with room: %v allocations, want 0", allocs)
 	}
@@ -90,18 +100,7 @@ func TestApplyToAllocations(t *testing.T) {
 	m.ApplyEntry(2, &Entry{Type: EntryTxn, Ops: []Op{create("/a", "x", proto.FlagPersistent)}})
 	data := (&Entry{Type: EntryTxn, Session: sess1, Time: t0, Auth: []proto.ID{aliceID, superID},
 		Ops: []Op{setData("/a", "y", -1)}}).Encode(nil)
-	var room [1]OpResult
-	var changeRoom [2]Change
-	var r Result
-	index := uint64(2)
-	allocs := testing.AllocsPerRun(100, func() {
-		index++
-		r.Ops, r.Changes = room[:0], changeRoom[:0]
-		m.ApplyTo(index, data, &r)
-	})
-	if r.Err != proto.ErrOK || len(r.Changes) != 1 {
-		t.Fatalf("setData: %+v", r)
-	}
+	allocs := allocsApplying(t, 2, func(index uint64, r *Result) { m.ApplyTo(index, data, r) })
 	if allocs > 2 {
 		t.Errorf("setData decoded and applied: %v allocations, want at most 2 (data and path)", allocs)
 	}
