@@ -38,9 +38,9 @@ type logStore struct {
 	// follower that is too far behind; the data is streamed separately).
 	snap raftpb.Snapshot
 	// chunks hold the log: slot head of chunks[0] is the dummy entry,
-	// which has the index and term of the last compacted (or snapshotted)
-	// entry and no data; entries follow it in order, n in all with the
-	// dummy.
+	// whose index and term are those of the last compacted (or
+	// snapshotted) entry and of which nothing else is read; entries
+	// follow it in order, n in all with the dummy.
 	chunks [][]raftpb.Entry
 	head   int
 	n      int

@@ -60,7 +60,8 @@ type streamFrame struct {
 
 // child is a child's name and, when known, its node (nil: look it up).
 // Walking a large parent's children in order by their nodes instead of
-// looking each name up in the parent's map takes half as long.
+// looking each name up in the parent's map takes a fifth to a half of the
+// time (BenchmarkStream).
 type child struct {
 	name string
 	n    *Node

@@ -47,7 +47,8 @@ type childOrder struct {
 	// kids are sorted by name; their nodes are those the names had at
 	// the start of the stream that sorted them (nil where not known yet),
 	// which hold for every name not in changed. Only a stream fills in
-	// nodes; nothing else modifies kids once stored.
+	// nodes; nothing else modifies kids once stored. A node deleted since
+	// stays referenced here until the next stream replaces the order.
 	kids    []child
 	changed map[string]struct{} // added or removed since kids' stream began
 }
