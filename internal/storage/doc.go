@@ -123,6 +123,12 @@
 // logging each damaged one. OpenSnapshot verifies a file and streams its
 // body instead, for sending it to another member and for the data tools.
 //
+// PurgeSnapshots and the function WAL.Release returns delete old files a
+// few megabytes at a time (removeInSteps: renamed to "*.drop", cut in steps
+// of 8 MiB, then unlinked), so that the WAL's fsyncs on the same disk never
+// wait for hundreds of megabytes to be freed at once; a "*.drop" file left
+// by a crash is deleted by OpenWAL or RemoveTempSnapshots.
+//
 // # Concurrency
 //
 // A WAL is owned by one goroutine: its methods must not be called

@@ -30,3 +30,6 @@ func (w *WAL) SegmentPathsNow() []string {
 // SetRollHook makes f run on the background goroutine of every roll into a
 // spare, before it cuts, closes or renames anything.
 func (w *WAL) SetRollHook(f func()) { w.rollHook = f }
+
+// DropSuffix marks a file whose deletion in steps has begun.
+const DropSuffix = dropSuffix

@@ -117,8 +117,13 @@ func listSegments(dir string) ([]segment, error) {
 	return segs, nil
 }
 
-// removeTempSegments deletes half-created segments (a crash during rollover).
+// removeTempSegments deletes half-created segments (a crash during rollover)
+// and returns their paths; it also deletes, without reporting them,
+// released segments whose deletion a crash interrupted.
 func removeTempSegments(dir string) (removed []string, err error) {
+	if _, err := removeDropped(dir); err != nil {
+		return nil, fmt.Errorf("storage: removing a released WAL segment: %w", err)
+	}
 	des, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("storage: listing WAL directory: %w", err)

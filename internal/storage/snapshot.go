@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"go.etcd.io/raft/v3/raftpb"
 )
@@ -361,7 +362,10 @@ func ReadSnapshot(info SnapshotInfo) (*Snapshot, error) {
 
 // PurgeSnapshots deletes all but the retain newest snapshots of dir (retain
 // below MinSnapRetain counts as MinSnapRetain) and returns the ones kept,
-// lowest index first.
+// lowest index first. Each file is freed a few megabytes at a time
+// (removeInSteps), so that the WAL's fsyncs on the same disk do not wait
+// for hundreds of megabytes to be released at once: a purge of a large
+// snapshot takes a fraction of a second.
 func PurgeSnapshots(dir string, retain int) (kept []SnapshotInfo, err error) {
 	retain = max(retain, MinSnapRetain)
 	infos, err := ListSnapshots(dir)
@@ -373,7 +377,7 @@ func PurgeSnapshots(dir string, retain int) (kept []SnapshotInfo, err error) {
 	}
 	drop := infos[:len(infos)-retain]
 	for _, s := range drop {
-		if err := os.Remove(s.Path); err != nil {
+		if err := removeInSteps(s.Path, removeStep, time.Sleep); err != nil {
 			return nil, fmt.Errorf("storage: purging snapshot: %w", err)
 		}
 	}
@@ -384,9 +388,14 @@ func PurgeSnapshots(dir string, retain int) (kept []SnapshotInfo, err error) {
 }
 
 // RemoveTempSnapshots deletes the temporary files of snapshots whose writing
-// never finished (a crash, or an error). Call it only while no SaveSnapshot
-// runs on dir.
+// never finished (a crash, or an error), and returns their paths. It also
+// deletes, without reporting them, purged snapshots whose deletion a crash
+// interrupted. Call it only while no SaveSnapshot or PurgeSnapshots runs on
+// dir.
 func RemoveTempSnapshots(dir string) (removed []string, err error) {
+	if _, err := removeDropped(dir); err != nil {
+		return nil, fmt.Errorf("storage: removing a purged snapshot: %w", err)
+	}
 	des, err := os.ReadDir(dir)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {

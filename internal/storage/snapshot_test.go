@@ -195,9 +195,15 @@ func TestPurgeSnapshots(t *testing.T) {
 	}
 }
 
+// TestRemoveTempSnapshots checks that an unfinished snapshot is deleted and
+// reported, and that a purged snapshot whose deletion a crash interrupted
+// (renamed and half freed) is deleted too, silently.
 func TestRemoveTempSnapshots(t *testing.T) {
 	dir := t.TempDir()
 	keep := saveSnap(t, dir, 5, 1)
+	purged := saveSnap(t, dir, 3, 1)
+	must(t, os.Rename(purged, purged+storage.DropSuffix))
+	must(t, os.Truncate(purged+storage.DropSuffix, 100))
 	tmp := filepath.Join(dir, "0000000000000009-0000000000000001.snap.tmp12345")
 	must(t, os.WriteFile(tmp, []byte("half"), 0o640))
 	removed, err := storage.RemoveTempSnapshots(dir)
@@ -206,5 +212,12 @@ func TestRemoveTempSnapshots(t *testing.T) {
 	}
 	if _, err := os.Stat(keep); err != nil {
 		t.Fatalf("complete snapshot removed: %v", err)
+	}
+	if _, err := os.Stat(purged + storage.DropSuffix); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("half-deleted snapshot left: %v", err)
+	}
+	list, err := storage.ListSnapshots(dir)
+	if err != nil || len(list) != 1 || list[0].Path != keep {
+		t.Fatalf("ListSnapshots = %v, %v; want only %s", list, err, keep)
 	}
 }

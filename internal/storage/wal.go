@@ -615,11 +615,13 @@ func (w *WAL) ReleaseTo(index uint64) error {
 // below index, as ReleaseTo, and returns a function that deletes their files
 // and syncs the directory. The function touches no WAL state, so it may run
 // on another goroutine, outside the lock that orders the WAL's methods:
-// unlinking tens of megabytes and syncing a directory take milliseconds that
-// appends need not wait for. A crash before the files are gone leaves
-// segments whose entries all precede a durable snapshot: a restart finds
-// them with the rest, skips their entries, and releases them after its next
-// snapshot.
+// freeing tens of megabytes (a few at a time, removeInSteps) and syncing a
+// directory take milliseconds that appends need not wait for. A crash
+// before the files are gone leaves segments whose entries all precede a
+// durable snapshot: a restart finds them with the rest, skips their
+// entries, and releases them after its next snapshot; a segment whose
+// freeing had begun is renamed out of the log first, and the next open
+// deletes it.
 func (w *WAL) Release(index uint64) (remove func() error, err error) {
 	if err := w.usable(); err != nil {
 		return nil, err
@@ -645,7 +647,7 @@ func (w *WAL) Release(index uint64) (remove func() error, err error) {
 	dir, logger := w.dir, w.logger
 	return func() error {
 		for _, p := range paths {
-			if err := os.Remove(p); err != nil {
+			if err := removeInSteps(p, removeStep, time.Sleep); err != nil {
 				return fmt.Errorf("storage: removing WAL segment released up to index %d: %w", index, err)
 			}
 			logger.Info("removed WAL segment", "path", p, "released_to", index)

@@ -378,6 +378,38 @@ func TestWALReleaseDeletesLater(t *testing.T) {
 	w.Close()
 }
 
+// TestWALOpenAfterInterruptedRelease checks a crash in the middle of
+// freeing released segments: one renamed out of the log and half freed,
+// the others not yet touched. The WAL opens, deletes the half-freed file
+// and replays from the snapshot marker as before.
+func TestWALOpenAfterInterruptedRelease(t *testing.T) {
+	dir := t.TempDir()
+	w := walPastSnapshot(t, dir)
+	before := w.SegmentPaths()
+	if _, err := w.Release(120); err != nil {
+		t.Fatal(err)
+	}
+	released := before[:len(before)-len(w.SegmentPaths())]
+	if len(released) < 2 {
+		t.Fatalf("Release(120) released %d segments, want several", len(released))
+	}
+	save(t, w, batch{hs: raftpb.HardState{Term: 1, Vote: 1, Commit: 210}, ents: ents(201, 210, 1)})
+	// The oldest released segment was being freed when the crash came.
+	drop := released[0] + storage.DropSuffix
+	must(t, os.Rename(released[0], drop))
+	must(t, os.Truncate(drop, 300))
+	w = reopenReleased(t, w, dir, 210)
+	defer w.Close()
+	if _, err := os.Stat(drop); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("half-freed segment left after open: %v", err)
+	}
+	for _, p := range released[1:] {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("released segment %s not yet freed is gone: %v", p, err)
+		}
+	}
+}
+
 func TestWALRolloverWithoutEntries(t *testing.T) {
 	dir := t.TempDir()
 	w := openWAL(t, dir, 200)
