@@ -7,9 +7,12 @@
 # for DURATION against all three members and prints paddock bench's JSON
 # with the run's label, the snapshots the members saved during the measured
 # run, the load average and "windows": the percentiles of the writes due
-# while some member was writing a snapshot and of the others
-# (scripts/snapwindows, from bench --samples and the members' logs); then it
-# stops the members (by pid) and removes the data.
+# while some member was writing a snapshot and of the others, split also by
+# how many members were writing one, and how many of the run's slowest
+# writes (p99 and above) were in flight during a member's slow WAL fsync
+# (over FSYNC_WARN_MS, default 20, the members' fsync.warningthresholdms) or
+# a snapshot (scripts/snapwindows, from bench --samples and the members'
+# logs); then it stops the members (by pid) and removes the data.
 #
 #   ZNODES=1000000 DURATION=20s scripts/snapshot-latency.sh
 #
@@ -23,6 +26,7 @@ ZNODES=${ZNODES:-1000000}
 DURATION=${DURATION:-20s}
 SNAP=${SNAP:-100000}
 TICK=${TICK:-2000}
+FSYNC_WARN_MS=${FSYNC_WARN_MS:-20}
 RATE=${RATE:-0}
 cd "$(dirname "$0")/.."
 if [ -z "${PADDOCK:-}" ]; then # PADDOCK=path runs that binary instead of building one
@@ -50,7 +54,7 @@ run() { # label snapCount
 		{
 			echo "tickTime=$TICK"; echo "dataDir=$dir/$i"; echo "clientPort=${clients[$i]}"
 			echo "clientPortAddress=127.0.0.1"; echo "maxClientCnxns=0"; echo "snapCount=$snap"
-			echo "4lw.commands.whitelist=*"
+			echo "4lw.commands.whitelist=*"; echo "fsync.warningthresholdms=$FSYNC_WARN_MS"
 			for j in 1 2 3; do echo "server.$j=127.0.0.1:${peer[$j]}:${elect[$j]}"; done
 		} > "$dir/$i/zoo.cfg"
 		"$PADDOCK" server --config "$dir/$i/zoo.cfg" > "$dir/$i/server.log" 2>&1 &
