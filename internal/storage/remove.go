@@ -38,7 +38,8 @@ const (
 // them, which every write waits for. On this project's benchmark machine
 // (ext4 with discard on a virtual disk) unlinking a 200 MB file stalled a
 // concurrent loop of 4 KiB writes and fdatasyncs for 33-44 ms; cutting it
-// by 8 MiB every 5 ms first kept every fdatasync under 3.4 ms
+// by 8 MiB every 5 ms first kept every fdatasync under 3.2 ms, and
+// BenchmarkFsyncDuringRemove measures the same for 128 MiB
 // (docs/benchmarks.md, thirteenth session).
 func removeInSteps(path string, step int64, sleep func(time.Duration)) error {
 	drop := path + dropSuffix
