@@ -82,7 +82,7 @@ func (m *Machine) create(e *Entry, op *Op, zxid int64, r *Result) OpResult {
 	if zpath.Validate(path) != nil {
 		return fail(proto.ErrBadArguments)
 	}
-	if m.tree.Get(path) != nil {
+	if name := path[slash+1:]; name == "" || parent.Child(name) != nil {
 		// Also catches "/" itself, which has no name under a parent.
 		return fail(proto.ErrNodeExists)
 	}
@@ -99,7 +99,7 @@ func (m *Machine) create(e *Entry, op *Op, zxid int64, r *Result) OpResult {
 		owner = e.Session
 	}
 	oldCversion, oldPzxid := parent.Cversion, parent.Pzxid
-	n := m.tree.Create(path, op.Data, acls, owner, zxid, e.Time)
+	n := m.tree.CreateIn(parent, path, op.Data, acls, owner, zxid, e.Time)
 	if m.recording {
 		m.undo = append(m.undo, func() {
 			m.tree.Delete(path, 0)
@@ -136,7 +136,10 @@ func (m *Machine) delete(e *Entry, op *Op, zxid int64, r *Result) OpResult {
 	if !container && !acl.Allowed(m.tree.ACL(parent), proto.PermDelete, e.Auth) {
 		return fail(proto.ErrNoAuth)
 	}
-	n := m.tree.Get(path)
+	var n *tree.Node
+	if name := path[slash+1:]; name != "" {
+		n = parent.Child(name) // m.tree.Get(path), without walking to parent again
+	}
 	if n == nil {
 		return fail(proto.ErrNoNode)
 	}
@@ -157,7 +160,7 @@ func (m *Machine) delete(e *Entry, op *Op, zxid int64, r *Result) OpResult {
 	}
 	nodeACL := m.tree.ACL(n)
 	oldCversion, oldPzxid := parent.Cversion, parent.Pzxid
-	m.tree.Delete(path, zxid)
+	m.tree.DeleteIn(parent, path, zxid)
 	if m.recording {
 		m.undo = append(m.undo, func() {
 			m.tree.Reinsert(path, n, nodeACL)

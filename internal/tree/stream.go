@@ -237,10 +237,19 @@ func (s *Stream) sortedKids(n *Node) []child {
 			return o.kids // nothing changed since (not even in this stream)
 		}
 		s.merged++
+		// In name order, each name once: then the indexes found in
+		// o.kids ascend, each search starts where the last one ended, and
+		// added, gone and stale come out sorted. The order is replaced
+		// below (or dropped), so its list may be sorted in place.
+		slices.Sort(o.changed)
+		changed := slices.Compact(o.changed)
 		var added []child
-		var gone, stale []int // indexes in o.kids
-		for name := range o.changed {
-			i, kept := slices.BinarySearchFunc(o.kids, name, byName)
+		var gone, stale []int // indexes in o.kids, ascending
+		from := 0
+		for _, name := range changed {
+			i, kept := slices.BinarySearchFunc(o.kids[from:], name, byName)
+			i += from
+			from = i
 			switch now := atStart(name); {
 			case now && !kept:
 				added = append(added, child{name: name})
@@ -250,9 +259,6 @@ func (s *Stream) sortedKids(n *Node) []child {
 				stale = append(stale, i) // its node may have changed
 			}
 		}
-		slices.SortFunc(added, compareKids)
-		slices.Sort(gone)
-		slices.Sort(stale)
 		kids = mergeSorted(o.kids, gone, stale, added)
 	} else {
 		kids = make([]child, 0, len(n.children)+len(d))
@@ -274,9 +280,9 @@ func (s *Stream) sortedKids(n *Node) []child {
 	}
 	o := &childOrder{kids: kids}
 	if len(d) > 0 {
-		o.changed = make(map[string]struct{}, len(d))
+		o.changed = make([]string, 0, len(d))
 		for name := range d {
-			o.changed[name] = struct{}{}
+			o.changed = append(o.changed, name)
 		}
 	}
 	s.t.order[n] = o

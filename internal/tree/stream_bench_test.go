@@ -82,3 +82,77 @@ func BenchmarkStreamGrowing(b *testing.B) {
 		stream()
 	}
 }
+
+// BenchmarkCreateKeptOrder creates znodes under 16 parents of 20,000
+// children each whose order a snapshot stream has kept (Tree.order), as the
+// create workload of paddock bench does between a server's snapshots: each
+// create must note the new name for the next stream. Every 96,000 creates
+// (about a snapshot's worth at snapCount 100,000) a stream runs, untimed.
+// "stream open" creates while a stream is open, as during a snapshot's
+// writing, so that each create also saves what the parent held. ns/op is
+// per create.
+func BenchmarkCreateKeptOrder(b *testing.B) {
+	const parents, children, perStream = 16, 20000, 96000
+	acl := []proto.ACL{{Perms: proto.PermAll, ID: proto.ID{Scheme: "world", ID: "anyone"}}}
+	v := make([]byte, 100)
+	for _, open := range []bool{false, true} {
+		name := "between streams"
+		if open {
+			name = "stream open"
+		}
+		b.Run(name, func(b *testing.B) {
+			tr := New()
+			dirs := make([]string, parents)
+			next := 0
+			for i := range dirs {
+				dirs[i] = "/bench-" + strconv.Itoa(i)
+				tr.Create(dirs[i], nil, acl, 0, 1, 1)
+			}
+			for range parents * children {
+				tr.Create(dirs[next%parents]+"/n-"+strconv.Itoa(next), v, acl, 0, 1, 1)
+				next++
+			}
+			buf := make([]byte, 0, 1<<20)
+			var s *Stream
+			finish := func() {
+				if s == nil {
+					s = tr.BeginStream()
+				}
+				for done := false; !done; {
+					buf, done = s.Next(buf[:0], 2048)
+				}
+				s.End()
+				s = nil
+				if open {
+					s = tr.BeginStream()
+				}
+			}
+			finish() // the first stream sorts everything and keeps the orders
+			paths := make([]string, perStream)
+			fill := func() {
+				for i := range paths {
+					paths[i] = dirs[next%parents] + "/n-" + strconv.Itoa(next)
+					next++
+				}
+			}
+			fill()
+			i := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				if i == len(paths) {
+					b.StopTimer()
+					finish()
+					fill()
+					i = 0
+					b.StartTimer()
+				}
+				tr.Create(paths[i], v, acl, 0, 1, 1)
+				i++
+			}
+			b.StopTimer()
+			if s != nil {
+				s.End()
+			}
+		})
+	}
+}

@@ -207,12 +207,20 @@ func TestStreamCachedOrder(t *testing.T) {
 	create("c007") // back under a name it had
 	del("a-new")
 	check("a name back, a new one gone", nil, 1, 1)
-	for i := range 3 * sortCacheMin {
+	for range 10 { // one name, many changes: merged once
+		create("again")
+		del("again")
+	}
+	create("again")
+	check("a name changed over and over", nil, 1, 1)
+	del("again")
+	many := (maxChangedPerKid + 1) * 2 * sortCacheMin
+	for i := range many {
 		create(fmt.Sprintf("d%03d", i))
 	}
-	check("more changes than names", nil, 0, 0)
+	check("more changes than names allow", nil, 0, 0)
 	check("kept again", nil, 1, 0)
-	for i := range 3 * sortCacheMin {
+	for i := range many {
 		del(fmt.Sprintf("d%03d", i))
 	}
 	for i := range 2 * sortCacheMin {
