@@ -19,7 +19,9 @@
 // It logs to stderr and serves until SIGINT or SIGTERM, then shuts down
 // gracefully: it stops reading requests, finishes and answers those it read,
 // and exits within --shutdown-timeout, leaving sessions open unless
-// --close-sessions-on-shutdown; a second signal kills it at once.
+// --close-sessions-on-shutdown; a second signal kills it at once. A
+// shutdown still running 5 s after that timeout has its goroutines' stacks
+// written to stderr, and the process exits with status 1.
 //
 // "paddock cli" is zkCli.sh's shell on the zk client (internal/cli;
 // docs/cli.md). "paddock snapshot", "wal" and "data" read, verify and purge

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"time"
 
@@ -58,7 +59,9 @@ func newServerCmd() *cobra.Command {
 		"on SIGINT/SIGTERM, close the sessions of connected clients (removing their ephemeral nodes)\n"+
 			"instead of leaving them to reconnect within their timeout")
 	fl.DurationVar(&f.shutdown.timeout, "shutdown-timeout", 10*time.Second,
-		"on SIGINT/SIGTERM, how long to wait for in-flight requests to finish before closing anyway")
+		"on SIGINT/SIGTERM, how long to wait for in-flight requests to finish before closing anyway;\n"+
+			"if the shutdown has still not returned "+shutdownGrace.String()+" later, the server writes every\n"+
+			"goroutine's stack to stderr and exits with status 1")
 	return cmd
 }
 
@@ -116,11 +119,44 @@ func runServer(ctx context.Context, stderr io.Writer, configPath string, sf shut
 		"closeSessions", sf.closeSessions, "timeout", sf.timeout)
 	sctx, cancel := context.WithTimeout(context.Background(), sf.timeout)
 	defer cancel()
-	if err := srv.Shutdown(sctx, sf.closeSessions); err != nil {
+	shutdown := func() error { return srv.Shutdown(sctx, sf.closeSessions) }
+	if err := waitShutdown(shutdown, sf.timeout+shutdownGrace, logger, stderr); err != nil {
 		return &exitError{code: exitFailure, err: fmt.Errorf("closing server: %w", err)}
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// shutdownGrace is how long runServer waits, past --shutdown-timeout, for the
+// server's shutdown to return. The timeout bounds the wait for in-flight
+// requests, not the final close of listeners, connections and storage; if
+// that close hangs, the process dumps its goroutine stacks and exits anyway
+// rather than ignore SIGTERM (a supervisor or test harness waiting for the
+// exit would hang with it).
+const shutdownGrace = 5 * time.Second
+
+// waitShutdown runs shutdown in a goroutine and returns its error if it
+// returns within limit. Otherwise it logs an error, writes the stack of every
+// goroutine to stacks (so the hang can be diagnosed from the log) and returns
+// an error saying the shutdown did not finish; shutdown keeps running in its
+// goroutine, which the caller is expected to abandon by exiting.
+func waitShutdown(shutdown func() error, limit time.Duration, logger *slog.Logger, stacks io.Writer) error {
+	done := make(chan error, 1) // buffered: a late shutdown must not block forever
+	go func() { done <- shutdown() }()
+	timer := time.NewTimer(limit)
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-timer.C:
+	}
+	logger.Error(fmt.Sprintf("shutdown did not finish within %v; exiting anyway", limit),
+		"limit", limit, "stacks", "all goroutines follow on stderr")
+	err := fmt.Errorf("shutdown did not finish within %v; exited anyway", limit)
+	if werr := pprof.Lookup("goroutine").WriteTo(stacks, 2); werr != nil {
+		err = errors.Join(err, fmt.Errorf("writing goroutine stacks: %w", werr))
+	}
+	return err
 }
 
 // tuneGC applies paddock.gcHeadroomMB (internal/gctune) to this process,

@@ -23,4 +23,15 @@
 // TestKazooSuite runs run.sh for each enabled target; it takes about a
 // minute and a half against Apache ZooKeeper and is skipped with -short. The
 // package has no non-test code.
+//
+// # Hangs
+//
+// run.sh stops the suite after KAZOO_SUITE_TIMEOUT seconds, which the Go
+// tests set 90 s below their own 8-minute backstop so that run.sh's limit
+// fires first. Pytest prints every Python thread's traceback when one test
+// runs longer than 240 s (faulthandler_timeout). When pytest fails or times
+// out, run.sh sends SIGQUIT to any Paddock server still running (it then
+// writes its goroutine stacks to its paddock.log) and prints the tail of
+// every paddock.log, goroutine dumps whole; "paddock server" also dumps its
+// goroutines itself when its shutdown outlasts --shutdown-timeout by 5 s.
 package kazoo

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -20,8 +21,16 @@ import (
 // (minus the tests deselect.txt lists for Paddock).
 const paddockTargetEnabled = true
 
-// suiteTimeout bounds one run of the suite; run.sh's own limit is lower.
+// suiteTimeout bounds one run of the suite. It is the backstop: runSuite
+// gives run.sh a limit runShMargin lower (KAZOO_SUITE_TIMEOUT), so that
+// run.sh's timeout fires first and run.sh still prints its diagnostics (the
+// tails of the servers' logs) before the process group is killed.
 const suiteTimeout = 8 * time.Minute
+
+// runShMargin is how much earlier than suiteTimeout run.sh's own limit
+// fires: run.sh gives pytest 30 s more after SIGTERM (timeout -k 30), then
+// needs a few seconds for its diagnostics and cleanup.
+const runShMargin = 90 * time.Second
 
 // target is a server kind run.sh knows, with the environment it needs.
 type target struct {
@@ -59,8 +68,10 @@ func TestKazooSuite(t *testing.T) {
 func runSuite(t *testing.T, tg target) {
 	ctx, cancel := context.WithTimeout(context.Background(), suiteTimeout)
 	defer cancel()
+	runShLimit := suiteTimeout - runShMargin
 	cmd := exec.CommandContext(ctx, "bash", "run.sh", tg.name)
-	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
+	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir(),
+		"KAZOO_SUITE_TIMEOUT="+strconv.Itoa(int(runShLimit/time.Second)))
 	cmd.Env = append(cmd.Env, tg.env(t)...)
 	// run.sh's servers die with pytest (parent-death signal) and run.sh
 	// kills leftovers by PID; on our timeout, kill its whole process group.
@@ -75,8 +86,12 @@ func runSuite(t *testing.T, tg target) {
 	elapsed := time.Since(start).Round(time.Second)
 	if err != nil {
 		reason := err.Error()
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			reason = "timed out after " + suiteTimeout.String()
+		var ee *exec.ExitError
+		switch {
+		case errors.Is(ctx.Err(), context.DeadlineExceeded):
+			reason = "run.sh killed after " + suiteTimeout.String()
+		case errors.As(err, &ee) && ee.ExitCode() == 124:
+			reason = "timed out after run.sh's limit of " + runShLimit.String()
 		}
 		t.Fatalf("kazoo suite against %s failed after %v: %s\n%s", tg.name, elapsed, reason, out.String())
 	}

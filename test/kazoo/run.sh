@@ -15,6 +15,19 @@
 # small third-party modules kazoo's tests import that Debian does not
 # install (mock, objgraph). Extra arguments go to pytest (e.g. -k lock, -x).
 #
+# Diagnostics for a hang: pytest runs with faulthandler_timeout=240, so a
+# test still running after 240 s gets every Python thread's traceback
+# printed (the test is not stopped). The whole run is stopped after
+# KAZOO_SUITE_TIMEOUT seconds (SIGTERM, SIGKILL 30 s later; TestKazooSuite
+# sets it below its own limit so that this one fires first). When pytest
+# fails or times out, run.sh sends SIGQUIT to each Paddock server still
+# running (the Go runtime then writes all goroutine stacks to its
+# paddock.log and exits) and prints the last 200 lines of every paddock.log
+# (any goroutine dump in it in full) before deleting its working directory.
+# A Paddock server that logged "shutdown did not finish" (its shutdown after
+# kazoo's SIGTERM hung, so it dumped its goroutines and exited) fails the
+# run, with the same output, even when every test passed.
+#
 # Environment: PADDOCK_BIN; REAL_JAVA (default /usr/bin/java);
 # KAZOO_SUITE_TIMEOUT (seconds, default 900); KAZOO_TESTS (default
 # /usr/lib/python3/dist-packages/kazoo/tests); KAZOO_CLUSTER_SIZE (servers
@@ -67,6 +80,55 @@ cleanup() {
 	rm -rf -- "$work"
 }
 trap cleanup EXIT
+
+# diagnose runs when pytest failed or timed out, before cleanup deletes
+# $work. It sends SIGQUIT to each Paddock server the shim started that is
+# still running (the Go runtime writes every goroutine's stack to its
+# paddock.log and exits), waits up to 2 s for them to exit, and prints the
+# last 200 lines of every paddock.log, or, if it has a goroutine dump, the
+# 200 lines before the dump and all of it. For ZooKeeper it prints nothing.
+diagnose() {
+	[ "$target" = paddock ] || return 0
+	local pid cmd log i alive first lines from
+	local quit=()
+	while read -r pid; do
+		[ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ] || continue
+		cmd=$(tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" || true)
+		case "$cmd" in
+		*" server --config "*)
+			echo "run.sh: sending SIGQUIT to leftover paddock server pid $pid (goroutine stacks go to its paddock.log)" >&2
+			if kill -QUIT "$pid" 2>/dev/null; then
+				quit+=("$pid")
+			fi
+			;;
+		esac
+	done <"$pidfile"
+	for ((i = 0; i < 20 && ${#quit[@]} > 0; i++)); do
+		alive=0
+		for pid in "${quit[@]}"; do
+			if [ -e "/proc/$pid" ]; then
+				alive=1
+			fi
+		done
+		[ "$alive" = 1 ] || break
+		sleep 0.1
+	done
+	# A goroutine dump (SIGQUIT's, or the one "paddock server" writes when
+	# its shutdown hangs) is printed whole: it is longer than 200 lines.
+	while IFS= read -r -d '' log; do
+		first=$(grep -n -m 1 -E '^(SIGQUIT: quit|goroutine [0-9]+ )' -- "$log" 2>/dev/null | cut -d: -f1 || true)
+		if [ -n "$first" ]; then
+			from=$((first > 200 ? first - 200 : 1))
+			echo "run.sh: ===== $log from line $from (the goroutine dump starts at line $first) =====" >&2
+		else
+			lines=$(wc -l <"$log" 2>/dev/null || echo 0)
+			from=$((lines > 200 ? lines - 199 : 1))
+			echo "run.sh: ===== last 200 lines of $log =====" >&2
+		fi
+		tail -n "+$from" -- "$log" >&2 || true
+		echo "run.sh: ===== end of $log =====" >&2
+	done < <(find "$work" -name paddock.log -print0 2>/dev/null | sort -z || true)
+}
 
 if [ "$target" = paddock ] && [ -z "${PADDOCK_BIN:-}" ]; then
 	root=$(cd "$here/../.." && pwd)
@@ -142,5 +204,24 @@ cd "$work"
 status=0
 timeout -k 30 "${KAZOO_SUITE_TIMEOUT:-900}" \
 	"$python" -m pytest -p no:cacheprovider --rootdir "$work" -q -rfEs --durations=10 \
+	-o faulthandler_timeout=240 \
 	"${deselect[@]}" "$@" "$tests" || status=$?
+# A server whose shutdown hung (kazoo's harness stops servers with SIGTERM
+# and waits for them without a limit) dumps its goroutines and exits
+# (cmd/paddock's waitShutdown): that fails the run even if every test passed.
+if [ "$status" -eq 0 ] && [ "$target" = paddock ]; then
+	hung=$(grep -rl --include=paddock.log "shutdown did not finish" "$work" 2>/dev/null || true)
+	if [ -n "$hung" ]; then
+		echo "run.sh: a paddock server's shutdown hung: $hung" >&2
+		status=1
+	fi
+fi
+if [ "$status" -ne 0 ]; then
+	if [ "$status" -eq 124 ]; then
+		echo "run.sh: pytest timed out after ${KAZOO_SUITE_TIMEOUT:-900} s" >&2
+	else
+		echo "run.sh: pytest exited with status $status" >&2
+	fi
+	diagnose || true
+fi
 exit "$status"
