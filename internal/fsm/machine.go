@@ -2,6 +2,7 @@ package fsm
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/paddockhq/paddock/internal/proto"
@@ -40,8 +41,8 @@ type Machine struct {
 	applied  uint64
 	lastZxid int64
 
-	undo      []func() // undo log of the multi being applied
-	recording bool     // whether ops record undo steps (only inside a multi)
+	undo      []undoStep // undo log of the multi being applied
+	recording bool       // whether ops record undo steps (only inside a multi)
 
 	// decoded is the entry ApplyTo decodes into, with room for the next
 	// one's arrays and the identities seen: applying another member's
@@ -187,7 +188,7 @@ func (m *Machine) applyTxn(e *Entry, zxid int64, r *Result) {
 	}
 	// The ops append their changes to r.Changes; a failed op appends none.
 	changes := r.Changes
-	// Only a multi can roll back, so only a multi pays for undo closures.
+	// Only a multi can roll back, so only a multi records undo steps.
 	m.recording = e.Multi
 	if !e.Multi {
 		if len(e.Ops) != 1 {
@@ -200,15 +201,15 @@ func (m *Machine) applyTxn(e *Entry, zxid int64, r *Result) {
 		return
 	}
 	m.undo = m.undo[:0]
+	// Room for every op's changes at once (at most two each), instead of
+	// growing the slice several times over a multi.
+	r.Changes = slices.Grow(r.Changes, 2*len(e.Ops))
 	for i := range e.Ops {
 		res := m.applyOp(e, &e.Ops[i], zxid, r)
 		if res.Err != proto.ErrOK {
 			// Roll back in reverse order and report ZooKeeper's shape:
 			// 0 for ops before, the code for this op, -2 after.
-			for j := len(m.undo) - 1; j >= 0; j-- {
-				m.undo[j]()
-			}
-			m.undo = m.undo[:0]
+			m.rollBack()
 			clear(r.Changes[len(changes):])
 			r.Changes = changes
 			for j := range r.Ops {
@@ -225,7 +226,7 @@ func (m *Machine) applyTxn(e *Entry, zxid int64, r *Result) {
 		}
 		r.Ops[i] = res
 	}
-	m.undo = m.undo[:0]
+	m.forget()
 }
 
 func fail(code proto.ErrCode) OpResult {

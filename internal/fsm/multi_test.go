@@ -200,3 +200,33 @@ func TestMultiSingleDiffer(t *testing.T) {
 		t.Fatal("state changed")
 	}
 }
+
+// TestMultiRollsBackQuotaStats: the ops of a failed multi under a path with
+// a quota took their changes to the quota's statistics node back with them
+// (its data; its version and mzxid never change), and a multi that succeeds
+// keeps them.
+func TestMultiRollsBackQuotaStats(t *testing.T) {
+	h := opsFixture(t)
+	for _, p := range []string{"/zookeeper/quota/p", "/zookeeper/quota/p/zookeeper_limits", "/zookeeper/quota/p/zookeeper_stats"} {
+		h.must(sess1, nil, create(p, "", 0))
+	}
+	stats := func() string { return string(h.node("/zookeeper/quota/p/zookeeper_stats").Data) }
+	before := stats()
+	if before != "count=3,bytes=4" { // /p, /p/c and /p/v holding "p", "c" and "v2"
+		t.Fatalf("stats before: %q", before)
+	}
+	r := h.multi(sess1, nil, create("/p/n", "abc", 0), setData("/p/v", "longer", -1), del("/p/c", -1), check("/p", 99))
+	if r.Ops[3].Err != proto.ErrBadVersion {
+		t.Fatalf("multi: %+v, want the check to fail", r.Ops)
+	}
+	if got := stats(); got != before {
+		t.Fatalf("stats after a failed multi: %q, want %q", got, before)
+	}
+	r = h.multi(sess1, nil, create("/p/n", "abc", 0), setData("/p/v", "longer", -1), del("/p/c", -1))
+	if r.Err != proto.ErrOK {
+		t.Fatalf("multi: %v", r.Err)
+	}
+	if got := stats(); got != "count=3,bytes=10" { // one node more, one less; +3, +4 and -1 bytes
+		t.Fatalf("stats after a multi that succeeded: %q, want count=3,bytes=10", got)
+	}
+}

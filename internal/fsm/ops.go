@@ -100,12 +100,7 @@ func (m *Machine) create(e *Entry, op *Op, zxid int64, r *Result) OpResult {
 	}
 	oldCversion, oldPzxid := parent.Cversion, parent.Pzxid
 	n := m.tree.CreateIn(parent, path, op.Data, acls, owner, zxid, e.Time)
-	if m.recording {
-		m.undo = append(m.undo, func() {
-			m.tree.Delete(path, 0)
-			parent.Cversion, parent.Pzxid = oldCversion, oldPzxid
-		})
-	}
+	m.record(undoStep{kind: undoCreate, path: path, parent: parent, version: oldCversion, mzxid: oldPzxid})
 	m.quotaNodeCreated(path, n)
 	m.updateQuota(path, 1, int64(len(op.Data)))
 	res := OpResult{Op: op.Op, Path: path}
@@ -161,12 +156,7 @@ func (m *Machine) delete(e *Entry, op *Op, zxid int64, r *Result) OpResult {
 	nodeACL := m.tree.ACL(n)
 	oldCversion, oldPzxid := parent.Cversion, parent.Pzxid
 	m.tree.DeleteIn(parent, path, zxid)
-	if m.recording {
-		m.undo = append(m.undo, func() {
-			m.tree.Reinsert(path, n, nodeACL)
-			parent.Cversion, parent.Pzxid = oldCversion, oldPzxid
-		})
-	}
+	m.record(undoStep{kind: undoDelete, path: path, node: n, acl: nodeACL, parent: parent, version: oldCversion, mzxid: oldPzxid})
 	m.updateQuota(path, -1, -int64(len(n.Data)))
 	r.Changes = append(r.Changes,
 		Change{Type: proto.EventNodeDeleted, Path: path, ACL: nodeACL},
@@ -213,9 +203,7 @@ func (m *Machine) setData(e *Entry, op *Op, zxid int64, r *Result) OpResult {
 	}
 	oldData, oldVersion, oldMzxid, oldMtime := n.Data, n.Version, n.Mzxid, n.Mtime
 	m.tree.SetData(n, op.Data, version, zxid, e.Time)
-	if m.recording {
-		m.undo = append(m.undo, func() { m.tree.SetData(n, oldData, oldVersion, oldMzxid, oldMtime) })
-	}
+	m.record(undoStep{kind: undoSetData, node: n, data: oldData, version: oldVersion, mzxid: oldMzxid, mtime: oldMtime})
 	m.updateQuota(op.Path, 0, int64(len(op.Data)-len(oldData)))
 	r.Changes = append(r.Changes, Change{Type: proto.EventNodeDataChanged, Path: op.Path, ACL: m.tree.ACL(n)})
 	return OpResult{Op: op.Op, Stat: n.Stat()}
@@ -242,9 +230,7 @@ func (m *Machine) setACL(e *Entry, op *Op, _ int64) OpResult {
 	}
 	oldACL, oldAversion := m.tree.ACL(n), n.Aversion
 	m.tree.SetACL(n, acls, aversion)
-	if m.recording {
-		m.undo = append(m.undo, func() { m.tree.SetACL(n, oldACL, oldAversion) })
-	}
+	m.record(undoStep{kind: undoSetACL, node: n, acl: oldACL, version: oldAversion})
 	return OpResult{Op: op.Op, Stat: n.Stat()}
 }
 

@@ -73,9 +73,7 @@ func (m *Machine) quotaNodeCreated(path string, n *tree.Node) {
 func (m *Machine) replaceData(n *tree.Node, data []byte) {
 	old := n.Data
 	m.tree.SetData(n, data, n.Version, n.Mzxid, n.Mtime)
-	if m.recording {
-		m.undo = append(m.undo, func() { m.tree.SetData(n, old, n.Version, n.Mzxid, n.Mtime) })
-	}
+	m.record(undoStep{kind: undoData, node: n, data: old})
 }
 
 // parseStats reads "count=N,bytes=M" (other keys ignored).

@@ -116,10 +116,31 @@ func (c *call) Dropped(err error) { c.s.dropped(c.id, err) }
 
 // applyResult is room for the results of entries no local request waits
 // for (other members' and the server's own), reused from entry to entry.
+// ops and changes keep the room the entries so far needed, so that a
+// follower applying multis allocates for them once, not per entry; a
+// multi larger than maxScratchOps leaves none behind.
 type applyResult struct {
 	res     fsm.Result
-	ops     [1]fsm.OpResult
-	changes [2]fsm.Change
+	ops     []fsm.OpResult
+	changes []fsm.Change
+}
+
+// maxScratchOps bounds the room applyResult keeps: a multi's results for
+// up to this many ops.
+const maxScratchOps = 256
+
+// keep takes back the room res used, emptied so that it holds nothing of
+// the entry alive until the next one.
+func (a *applyResult) keep(res *fsm.Result) {
+	clear(res.Ops)
+	clear(res.Changes)
+	if cap(res.Ops) <= maxScratchOps {
+		a.ops = res.Ops[:0]
+	}
+	if cap(res.Changes) <= 2*maxScratchOps {
+		a.changes = res.Changes[:0]
+	}
+	res.Ops, res.Changes = nil, nil
 }
 
 // New returns a server for cfg. It validates the configuration but opens
@@ -417,9 +438,7 @@ func (m *machine) Apply(index, term uint64, data []byte) {
 		c.entry = nil
 		close(c.done)
 	} else {
-		// Keep nothing of the entry alive until the next one.
-		clear(s.applyScratch.changes[:])
-		clear(s.applyScratch.ops[:])
+		s.applyScratch.keep(res)
 	}
 }
 

@@ -25,6 +25,34 @@ func Validate(path string) error {
 	if path[len(path)-1] == '/' {
 		return fmt.Errorf("invalid path %q: path must not end with / character", path)
 	}
+	// ASCII paths, nearly all of them, are checked byte by byte; the first
+	// byte of a multi-byte rune sends the path to the rune-by-rune check.
+	last := byte('/')
+	for i := 1; i < len(path); i++ {
+		c := path[i]
+		switch {
+		case c >= 0x80:
+			return validateRunes(path)
+		case c == 0:
+			return fmt.Errorf("invalid path %q: null character not allowed @%d", path, i)
+		case c == '/' && last == '/':
+			return fmt.Errorf("invalid path %q: empty node name specified @%d", path, i)
+		case c == '.' && (last == '/' || last == '.'):
+			comp := component(path, i)
+			if comp == "." || comp == ".." {
+				return fmt.Errorf("invalid path %q: relative paths not allowed @%d", path, i)
+			}
+		case invalidRune(rune(c)):
+			return fmt.Errorf("invalid path %q: invalid character @%d", path, i)
+		}
+		last = c
+	}
+	return nil
+}
+
+// validateRunes is Validate's loop over a path that is not all ASCII,
+// after its first checks.
+func validateRunes(path string) error {
 	last := '/'
 	for i, c := range path {
 		if i == 0 {

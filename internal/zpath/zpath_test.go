@@ -139,3 +139,42 @@ func TestParentJoin(t *testing.T) {
 		t.Errorf(`Join("/a/b", "x") = %q`, got)
 	}
 }
+
+// sameAsRunes checks that Validate, whose loop takes ASCII paths byte by
+// byte, says exactly what the rune-by-rune loop (validateRunes) says about
+// p.
+func sameAsRunes(t *testing.T, p string) {
+	t.Helper()
+	if p == "" || p[0] != '/' || len(p) == 1 || p[len(p)-1] == '/' {
+		return // settled by Validate's first checks, before either loop
+	}
+	got, want := Validate(p), validateRunes(p)
+	if (got == nil) != (want == nil) || (got != nil && got.Error() != want.Error()) {
+		t.Fatalf("Validate(%q) = %v; the rune loop says %v", p, got, want)
+	}
+}
+
+// TestValidateASCIIMatchesRunes runs every case of TestValidatePath, and
+// every ASCII byte in each position of a short path, through both loops.
+func TestValidateASCIIMatchesRunes(t *testing.T) {
+	for _, tc := range validatePathCases {
+		sameAsRunes(t, tc.path)
+	}
+	for c := range 0x80 {
+		for _, p := range []string{"/%c", "/a%c", "/%cb", "/a/%c/b", "/.%c", "/a/.%c", "/..%c/b"} {
+			sameAsRunes(t, strings.Replace(p, "%c", string(rune(c)), 1))
+		}
+	}
+}
+
+// FuzzValidateASCII compares the two loops on arbitrary paths.
+func FuzzValidateASCII(f *testing.F) {
+	for _, tc := range validatePathCases {
+		f.Add(tc.path)
+	}
+	f.Add("/a/./b")
+	f.Add("/a/\x7f")
+	f.Fuzz(func(t *testing.T, p string) {
+		sameAsRunes(t, p)
+	})
+}
