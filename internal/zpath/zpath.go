@@ -25,25 +25,19 @@ func Validate(path string) error {
 	if path[len(path)-1] == '/' {
 		return fmt.Errorf("invalid path %q: path must not end with / character", path)
 	}
-	// ASCII paths, nearly all of them, are checked byte by byte; the first
-	// byte of a multi-byte rune sends the path to the rune-by-rune check.
+	// ASCII paths, nearly all of them, are checked byte by byte, and only
+	// the bytes that can be wrong go to checkAt; the first byte of a
+	// multi-byte rune sends the path to the rune-by-rune loop.
 	last := byte('/')
 	for i := 1; i < len(path); i++ {
 		c := path[i]
-		switch {
-		case c >= 0x80:
+		if c >= 0x80 {
 			return validateRunes(path)
-		case c == 0:
-			return fmt.Errorf("invalid path %q: null character not allowed @%d", path, i)
-		case c == '/' && last == '/':
-			return fmt.Errorf("invalid path %q: empty node name specified @%d", path, i)
-		case c == '.' && (last == '/' || last == '.'):
-			comp := component(path, i)
-			if comp == "." || comp == ".." {
-				return fmt.Errorf("invalid path %q: relative paths not allowed @%d", path, i)
+		}
+		if c <= 0x1f || c == 0x7f || c == '/' || c == '.' {
+			if err := checkAt(path, i, rune(c), rune(last)); err != nil {
+				return err
 			}
-		case invalidRune(rune(c)):
-			return fmt.Errorf("invalid path %q: invalid character @%d", path, i)
 		}
 		last = c
 	}
@@ -58,21 +52,29 @@ func validateRunes(path string) error {
 		if i == 0 {
 			continue
 		}
-		switch {
-		case c == 0:
-			return fmt.Errorf("invalid path %q: null character not allowed @%d", path, i)
-		case c == '/' && last == '/':
-			return fmt.Errorf("invalid path %q: empty node name specified @%d", path, i)
-		case c == '.' && (last == '/' || last == '.'):
-			// "." or ".." as a whole component.
-			comp := component(path, i)
-			if comp == "." || comp == ".." {
-				return fmt.Errorf("invalid path %q: relative paths not allowed @%d", path, i)
-			}
-		case invalidRune(c):
-			return fmt.Errorf("invalid path %q: invalid character @%d", path, i)
+		if err := checkAt(path, i, c, last); err != nil {
+			return err
 		}
 		last = c
+	}
+	return nil
+}
+
+// checkAt checks the rune c at byte offset i of path, after the rune last.
+func checkAt(path string, i int, c, last rune) error {
+	switch {
+	case c == 0:
+		return fmt.Errorf("invalid path %q: null character not allowed @%d", path, i)
+	case c == '/' && last == '/':
+		return fmt.Errorf("invalid path %q: empty node name specified @%d", path, i)
+	case c == '.' && (last == '/' || last == '.'):
+		// "." or ".." as a whole component.
+		comp := component(path, i)
+		if comp == "." || comp == ".." {
+			return fmt.Errorf("invalid path %q: relative paths not allowed @%d", path, i)
+		}
+	case invalidRune(c):
+		return fmt.Errorf("invalid path %q: invalid character @%d", path, i)
 	}
 	return nil
 }

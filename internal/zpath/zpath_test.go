@@ -178,3 +178,12 @@ func FuzzValidateASCII(f *testing.F) {
 		sameAsRunes(t, p)
 	})
 }
+
+// BenchmarkValidate checks a typical path: ASCII, a few components.
+func BenchmarkValidate(b *testing.B) {
+	for b.Loop() {
+		if err := Validate("/bench-1234/session-07/key-0000012345"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
