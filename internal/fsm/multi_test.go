@@ -230,3 +230,32 @@ func TestMultiRollsBackQuotaStats(t *testing.T) {
 		t.Fatalf("stats after a multi that succeeded: %q, want count=3,bytes=10", got)
 	}
 }
+
+// TestMultiUndoRoom: the undo log keeps its room between multis, but not
+// the room of a multi larger than maxUndoRoom ops, and never what a step
+// pointed to.
+func TestMultiUndoRoom(t *testing.T) {
+	h := opsFixture(t)
+	small := []Op{setData("/p/v", "a", -1), setData("/p/c", "b", -1)}
+	if r := h.multi(sess1, nil, small...); r.Err != proto.ErrOK || r.Ops[0].Err != proto.ErrOK {
+		t.Fatalf("small multi: %v %+v", r.Err, r.Ops)
+	}
+	if len(h.m.undo) != 0 || cap(h.m.undo) < len(small) {
+		t.Fatalf("after a small multi: undo len %d cap %d, want 0 and room kept", len(h.m.undo), cap(h.m.undo))
+	}
+	for _, u := range h.m.undo[:cap(h.m.undo)] {
+		if u.node != nil || u.data != nil {
+			t.Fatalf("undo log keeps a step's node or data after the multi: %+v", u)
+		}
+	}
+	large := make([]Op, maxUndoRoom+1)
+	for i := range large {
+		large[i] = setData("/p/v", "x", -1)
+	}
+	if r := h.multi(sess1, nil, large...); r.Err != proto.ErrOK || r.Ops[0].Err != proto.ErrOK {
+		t.Fatalf("large multi: %v", r.Err)
+	}
+	if cap(h.m.undo) != 0 {
+		t.Fatalf("after a multi of %d ops the undo log keeps room for %d", len(large), cap(h.m.undo))
+	}
+}

@@ -64,9 +64,17 @@ func (m *Machine) rollBack() {
 	m.forget()
 }
 
-// forget empties the undo log, keeping its room but nothing it pointed
-// to.
+// forget empties the undo log, keeping its room (up to maxUndoRoom steps)
+// but nothing it pointed to.
 func (m *Machine) forget() {
+	if cap(m.undo) > maxUndoRoom {
+		m.undo = nil
+		return
+	}
 	clear(m.undo)
 	m.undo = m.undo[:0]
 }
+
+// maxUndoRoom bounds the undo log kept between multis: a multi of
+// thousands of ops does not leave its log's room behind for good.
+const maxUndoRoom = 1024
