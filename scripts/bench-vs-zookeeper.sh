@@ -410,8 +410,19 @@ header() {
 	[[ $MODE == standalone ]] || nmembers=$ENSEMBLE_MEMBERS
 	zkv=$(fourlw "${PORT[$zk1]}" srvr | sed -n 's/^Zookeeper version: //p' | head -n 1)
 	pdv=$(fourlw "${PORT[$pd1]}" srvr | sed -n 's/^Zookeeper version: //p' | head -n 1)
-	rev=$(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
-	[[ -z $(git -C "$ROOT" status --porcelain --untracked-files=no 2>/dev/null) ]] || dirty=true
+	# The revision the binary under test was built from, as it recorded it
+	# ("paddock version"); the checkout's only when the binary has none (a
+	# build with -buildvcs=false), since PADDOCK_BIN may be older than it.
+	local vj
+	vj=$("$PADDOCK" version --json 2>/dev/null || true)
+	rev=$(jq -r '.revision // empty' <<<"$vj" 2>/dev/null | cut -c1-12 || true)
+	if [[ -n $rev ]]; then
+		dirty=$(jq -r '.modified // false' <<<"$vj")
+	else
+		log "$PADDOCK records no VCS revision; the header gets the checkout's"
+		rev=$(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+		[[ -z $(git -C "$ROOT" status --porcelain --untracked-files=no 2>/dev/null) ]] || dirty=true
+	fi
 	local cpu mem java_v kernel
 	cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
 	mem=$(awk '/^MemTotal:/ { printf "%.0f", $2 * 1024 }' /proc/meminfo)
@@ -619,7 +630,9 @@ if [[ -n ${PADDOCK_BIN:-} ]]; then
 	PADDOCK=$PADDOCK_BIN
 else
 	log "building bin/paddock"
-	go build -o bin/paddock ./cmd/paddock
+	# -buildvcs=auto overrides a GOFLAGS=-buildvcs=false, so that the binary
+	# records the revision the results' headers name (see header).
+	go build -buildvcs=auto -o bin/paddock ./cmd/paddock
 	PADDOCK=$ROOT/bin/paddock
 fi
 if [[ " $MODES " == *" ensemble "* && " $PHASES " == *" failover "* ]]; then
