@@ -87,6 +87,7 @@ func DecodeSnapshot(d *proto.Decoder) (*Tree, error) {
 		n.Czxid, n.Mzxid, n.Pzxid = d.Int64(), d.Int64(), d.Int64()
 		n.Ctime, n.Mtime, n.EphemeralOwner = d.Int64(), d.Int64(), d.Int64()
 		n.Version, n.Cversion, n.Aversion = d.Int32(), d.Int32(), d.Int32()
+		t.maxCzxid = max(t.maxCzxid, n.Czxid)
 		ref := ACLRef(d.Int32())
 		if d.Err() != nil {
 			break

@@ -108,8 +108,10 @@ func BenchmarkCreateKeptOrder(b *testing.B) {
 				dirs[i] = "/bench-" + strconv.Itoa(i)
 				tr.Create(dirs[i], nil, acl, 0, 1, 1)
 			}
+			zxid := int64(1) // rising, as the state machine's
 			for range parents * children {
-				tr.Create(dirs[next%parents]+"/n-"+strconv.Itoa(next), v, acl, 0, 1, 1)
+				zxid++
+				tr.Create(dirs[next%parents]+"/n-"+strconv.Itoa(next), v, acl, 0, zxid, 1)
 				next++
 			}
 			buf := make([]byte, 0, 1<<20)
@@ -146,7 +148,8 @@ func BenchmarkCreateKeptOrder(b *testing.B) {
 					i = 0
 					b.StartTimer()
 				}
-				tr.Create(paths[i], v, acl, 0, 1, 1)
+				zxid++
+				tr.Create(paths[i], v, acl, 0, zxid, 1)
 				i++
 			}
 			b.StopTimer()

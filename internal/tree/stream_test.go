@@ -50,7 +50,13 @@ func TestStreamIsTheStartState(t *testing.T) {
 					}
 					p := zpath.Join(parent, fmt.Sprintf("n%d", r.Intn(1000)))
 					if tr.Get(p) == nil && tr.Get(parent) != nil && tr.Get(parent).Kind() != Ephemeral {
-						tr.Create(p, []byte(fmt.Sprint(zxid)), acls[r.Intn(len(acls))], 0, zxid, zxid)
+						czxid := zxid
+						if r.Intn(8) == 0 {
+							// Not above every czxid so far: a stream
+							// open now must record the name.
+							czxid = 1 + r.Int63n(zxid)
+						}
+						tr.Create(p, []byte(fmt.Sprint(zxid)), acls[r.Intn(len(acls))], 0, czxid, zxid)
 						paths = append(paths, p)
 					}
 				case op == 2: // delete a leaf, sometimes put it back
@@ -269,5 +275,53 @@ func TestStreamSavesOnlyChangedChildren(t *testing.T) {
 	s.End()
 	if !bytes.Equal(b, want) {
 		t.Fatal("stream differs from the state it began with")
+	}
+}
+
+// TestStreamAddsRecordNothing checks that a child added while a stream is
+// open, with a czxid above every czxid in the tree (as every create the
+// state machine applies has), is not recorded in the stream's deltas, nor
+// when it is deleted again, that a child added with an older czxid is, and
+// that the stream is the state it began with in every case.
+func TestStreamAddsRecordNothing(t *testing.T) {
+	tr := New()
+	tr.Create("/p", nil, OpenACL, 0, 1, 1)
+	for i := range 100 {
+		tr.Create(fmt.Sprintf("/p/c%03d", i), []byte{byte(i)}, OpenACL, 0, int64(2+i), 1)
+	}
+	want := tr.AppendSnapshot(nil)
+	s := tr.BeginStream()
+	p := tr.Get("/p")
+	for i := range 50 {
+		tr.Create(fmt.Sprintf("/p/new%03d", i), nil, OpenACL, 0, int64(1000+i), 1)
+	}
+	tr.Create("/p/new000/grandchild", nil, OpenACL, 0, 2000, 1)
+	tr.Delete("/p/new001", 2001)
+	if d := s.savedKids[p]; len(d) != 0 {
+		t.Fatalf("children added with new czxids recorded %d names, want none", len(d))
+	}
+	tr.Create("/p/old", nil, OpenACL, 0, 50, 1) // a czxid the tree had already
+	tr.Delete("/p/c005", 2002)
+	if d := s.savedKids[p]; len(d) != 2 || d["old"] != nil || d["c005"] == nil {
+		t.Fatalf("deltas %v, want old as free and c005 as it was", d)
+	}
+	var b []byte
+	for done := false; !done; {
+		b, done = s.Next(b, 7)
+	}
+	s.End()
+	if !bytes.Equal(b, want) {
+		t.Fatal("stream differs from the state it began with")
+	}
+	// The next stream sees every child, the new ones too.
+	want = tr.AppendSnapshot(nil)
+	s = tr.BeginStream()
+	b = b[:0]
+	for done := false; !done; {
+		b, done = s.Next(b, 7)
+	}
+	s.End()
+	if !bytes.Equal(b, want) {
+		t.Fatal("the next stream differs from the tree")
 	}
 }

@@ -31,6 +31,7 @@ type Tree struct {
 	containers map[string]struct{}
 	ttls       map[string]struct{}
 	stream     *Stream // open snapshot stream, if any (see Stream)
+	maxCzxid   int64   // the largest czxid of any node added (Stream.since)
 	// order keeps, for parents with at least sortCacheMin children, the
 	// children's names in order as the last snapshot stream walked them,
 	// and the names added or removed since (childrenChanging): sorting a
@@ -100,12 +101,11 @@ func newEmpty() *Tree {
 }
 
 // childrenChanging is called before the child called name is added to or
-// removed from parent: it keeps the parent's state for an open snapshot
-// stream and notes the name in the parent's kept order. An order with more
-// than maxChangedPerKid changes per kept name is dropped (and so is the
-// order of a parent whose last child is deleted, by Delete).
+// removed from parent (after preserveAdd or preserveRemove): it notes the
+// name in the parent's kept order. An order with more than
+// maxChangedPerKid changes per kept name is dropped (and so is the order
+// of a parent whose last child is deleted, by Delete).
 func (t *Tree) childrenChanging(parent *Node, name string) {
-	t.preserveChild(parent, name)
 	if len(t.order) == 0 {
 		return
 	}
@@ -170,7 +170,9 @@ func (t *Tree) Create(path string, data []byte, acl []proto.ACL, owner, zxid, no
 // node at path's parent path: it saves walking the tree to it again.
 func (t *Tree) CreateIn(parent *Node, path string, data []byte, acl []proto.ACL, owner, zxid, now int64) *Node {
 	_, name := zpath.Parent(path)
+	t.preserveAdd(parent, name, zxid)
 	t.childrenChanging(parent, name)
+	t.maxCzxid = max(t.maxCzxid, zxid)
 	n := &Node{
 		Data: data, Czxid: zxid, Mzxid: zxid, Pzxid: zxid, Ctime: now, Mtime: now,
 		EphemeralOwner: owner, ACL: t.acls.intern(acl),
@@ -198,6 +200,7 @@ func (t *Tree) Delete(path string, zxid int64) *Node {
 // node at path's parent path.
 func (t *Tree) DeleteIn(parent *Node, path string, zxid int64) *Node {
 	_, name := zpath.Parent(path)
+	t.preserveRemove(parent, name)
 	t.childrenChanging(parent, name)
 	n := parent.children[name]
 	delete(parent.children, name)
@@ -221,7 +224,9 @@ func (t *Tree) DeleteIn(parent *Node, path string, zxid int64) *Node {
 func (t *Tree) Reinsert(path string, n *Node, acl []proto.ACL) {
 	parentPath, name := zpath.Parent(path)
 	parent := t.Get(parentPath)
+	t.preserveAdd(parent, name, n.Czxid)
 	t.childrenChanging(parent, name)
+	t.maxCzxid = max(t.maxCzxid, n.Czxid)
 	t.preserve(n)
 	if parent.children == nil {
 		parent.children = make(map[string]*Node, 1)
