@@ -141,12 +141,11 @@ func (t *Tree) preserveRemove(parent *Node, name string) {
 		return
 	}
 	t.preserve(parent)
-	if c := parent.children[name]; c != nil && c.Czxid > s.since {
-		if _, ok := s.savedKids[parent][name]; !ok {
-			return
-		}
+	c := parent.children[name]
+	if s.addedSince(s.savedKids[parent], name, c) {
+		return
 	}
-	s.record(parent, name, parent.children[name])
+	s.record(parent, name, c)
 }
 
 // record notes that parent held old under name at the start, unless a
@@ -198,7 +197,11 @@ func (s *Stream) kid(n *Node, name string) *Node {
 	return n.children[name]
 }
 
-// hasKids reports whether n had children when the stream began.
+// hasKids reports whether n had children when the stream began. It may
+// also report true for a node whose only children were added since without
+// being recorded (see Stream): counting those would mean reading every
+// child, and the frame pushed for such a node has no children and writes
+// nothing.
 func (s *Stream) hasKids(n *Node) bool {
 	d, ok := s.savedKids[n]
 	if !ok {

@@ -163,14 +163,6 @@ func TestStreamCachedOrder(t *testing.T) {
 	for i := range 2 * sortCacheMin {
 		tr.Create(fmt.Sprintf("/p/c%03d", i), []byte{byte(i)}, OpenACL, 0, int64(2+i), 1)
 	}
-	drain := func(s *Stream) []byte {
-		var b []byte
-		for done := false; !done; {
-			b, done = s.Next(b, 5)
-		}
-		s.End()
-		return b
-	}
 	zxid := int64(500)
 	check := func(step string, change func(), wantHits, wantMerged int) {
 		t.Helper()
@@ -179,7 +171,7 @@ func TestStreamCachedOrder(t *testing.T) {
 		if change != nil {
 			change() // after the stream began: it must not show
 		}
-		if got := drain(s); !bytes.Equal(got, want) {
+		if got := drainStream(s, 5); !bytes.Equal(got, want) {
 			t.Fatalf("%s: stream differs from the state it began with", step)
 		}
 		if s.cacheHits != wantHits || s.merged != wantMerged {
@@ -268,14 +260,19 @@ func TestStreamSavesOnlyChangedChildren(t *testing.T) {
 	if got := after.TotalAlloc - before.TotalAlloc; got > 64<<10 {
 		t.Fatalf("four changes under a parent of %d children allocated %d bytes with a stream open; want only the changed names saved", children, got)
 	}
-	var b []byte
-	for done := false; !done; {
-		b, done = s.Next(b, 1000)
-	}
-	s.End()
-	if !bytes.Equal(b, want) {
+	if !bytes.Equal(drainStream(s, 1000), want) {
 		t.Fatal("stream differs from the state it began with")
 	}
+}
+
+// drainStream reads s to its end, max nodes at a time, and closes it.
+func drainStream(s *Stream, max int) []byte {
+	var b []byte
+	for done := false; !done; {
+		b, done = s.Next(b, max)
+	}
+	s.End()
+	return b
 }
 
 // TestStreamAddsRecordNothing checks that a child added while a stream is
@@ -305,23 +302,12 @@ func TestStreamAddsRecordNothing(t *testing.T) {
 	if d := s.savedKids[p]; len(d) != 2 || d["old"] != nil || d["c005"] == nil {
 		t.Fatalf("deltas %v, want old as free and c005 as it was", d)
 	}
-	var b []byte
-	for done := false; !done; {
-		b, done = s.Next(b, 7)
-	}
-	s.End()
-	if !bytes.Equal(b, want) {
+	if !bytes.Equal(drainStream(s, 7), want) {
 		t.Fatal("stream differs from the state it began with")
 	}
 	// The next stream sees every child, the new ones too.
 	want = tr.AppendSnapshot(nil)
-	s = tr.BeginStream()
-	b = b[:0]
-	for done := false; !done; {
-		b, done = s.Next(b, 7)
-	}
-	s.End()
-	if !bytes.Equal(b, want) {
+	if !bytes.Equal(drainStream(tr.BeginStream(), 7), want) {
 		t.Fatal("the next stream differs from the tree")
 	}
 }
