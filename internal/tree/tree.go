@@ -100,9 +100,25 @@ func newEmpty() *Tree {
 	}
 }
 
-// childrenChanging is called before the child called name is added to or
-// removed from parent (after preserveAdd or preserveRemove): it notes the
-// name in the parent's kept order. An order with more than
+// childAdding is called before a child called name, with czxid czxid, is
+// added to parent: it keeps what an open snapshot stream needs, notes the
+// name in the parent's kept order and the czxid in maxCzxid.
+func (t *Tree) childAdding(parent *Node, name string, czxid int64) {
+	t.preserveAdd(parent, name, czxid)
+	t.childrenChanging(parent, name)
+	t.maxCzxid = max(t.maxCzxid, czxid)
+}
+
+// childRemoving is called before the child called name is removed from
+// parent: it keeps what an open snapshot stream needs and notes the name
+// in the parent's kept order.
+func (t *Tree) childRemoving(parent *Node, name string) {
+	t.preserveRemove(parent, name)
+	t.childrenChanging(parent, name)
+}
+
+// childrenChanging notes, in parent's kept order, that the child called
+// name is being added or removed. An order with more than
 // maxChangedPerKid changes per kept name is dropped (and so is the order
 // of a parent whose last child is deleted, by Delete).
 func (t *Tree) childrenChanging(parent *Node, name string) {
@@ -170,9 +186,7 @@ func (t *Tree) Create(path string, data []byte, acl []proto.ACL, owner, zxid, no
 // node at path's parent path: it saves walking the tree to it again.
 func (t *Tree) CreateIn(parent *Node, path string, data []byte, acl []proto.ACL, owner, zxid, now int64) *Node {
 	_, name := zpath.Parent(path)
-	t.preserveAdd(parent, name, zxid)
-	t.childrenChanging(parent, name)
-	t.maxCzxid = max(t.maxCzxid, zxid)
+	t.childAdding(parent, name, zxid)
 	n := &Node{
 		Data: data, Czxid: zxid, Mzxid: zxid, Pzxid: zxid, Ctime: now, Mtime: now,
 		EphemeralOwner: owner, ACL: t.acls.intern(acl),
@@ -200,8 +214,7 @@ func (t *Tree) Delete(path string, zxid int64) *Node {
 // node at path's parent path.
 func (t *Tree) DeleteIn(parent *Node, path string, zxid int64) *Node {
 	_, name := zpath.Parent(path)
-	t.preserveRemove(parent, name)
-	t.childrenChanging(parent, name)
+	t.childRemoving(parent, name)
 	n := parent.children[name]
 	delete(parent.children, name)
 	if len(parent.children) == 0 {
@@ -224,9 +237,7 @@ func (t *Tree) DeleteIn(parent *Node, path string, zxid int64) *Node {
 func (t *Tree) Reinsert(path string, n *Node, acl []proto.ACL) {
 	parentPath, name := zpath.Parent(path)
 	parent := t.Get(parentPath)
-	t.preserveAdd(parent, name, n.Czxid)
-	t.childrenChanging(parent, name)
-	t.maxCzxid = max(t.maxCzxid, n.Czxid)
+	t.childAdding(parent, name, n.Czxid)
 	t.preserve(n)
 	if parent.children == nil {
 		parent.children = make(map[string]*Node, 1)
