@@ -28,7 +28,7 @@
 #                 phase (read from OUT), issued on a fixed schedule
 #                 (paddock bench --rate: an open loop, latency counted
 #                 from each call's due time), REPS times    series "latency"
-#   4. clients    get and set with 1, 4, 16, 64 sessions (CLIENT_COUNTS) of
+#   4. clients    get and set with 1, 4, 16, 64, 256 sessions (CLIENT_COUNTS) of
 #                 CLIENT_INFLIGHT call(s) in flight each           series "clients"
 #   5. memory     fresh servers; RSS idle, then after populating MEM_ZNODES
 #                 znodes, after MEM_SETTLE of quiet                series "memory"
@@ -72,7 +72,7 @@
 #   DURATION [10s]  WARMUP [3s]  REPS [3]  SESSIONS [16]  INFLIGHT [16]
 #   WORKLOADS [get exists children set create mixed multi ephemeral-churn sessions watch-fanout]
 #   LATENCY_WORKLOADS [get set create mixed multi ephemeral-churn]  LATENCY_LOAD [0.5]
-#   CLIENT_COUNTS [1 4 16 64]  CLIENT_INFLIGHT [1]  CLIENT_WORKLOADS [get set]
+#   CLIENT_COUNTS [1 4 16 64 256]  CLIENT_INFLIGHT [1]  CLIENT_WORKLOADS [get set]
 #   ZNODES [1000000] (restart)  MEM_ZNODES [100000]  MEM_SETTLE [3]
 #   PREWARM [10s]  PREWARM_EACH [3s] (0s: none)  MODES [standalone] (or "ensemble", or "standalone ensemble")
 #   OUT [bench-results/results.jsonl]  APPEND [0] (1: add to OUT, do not truncate it)
@@ -109,7 +109,7 @@ INFLIGHT=${INFLIGHT:-16}
 WORKLOADS=${WORKLOADS:-get exists children set create mixed multi ephemeral-churn sessions watch-fanout}
 LATENCY_WORKLOADS=${LATENCY_WORKLOADS:-get set create mixed multi ephemeral-churn}
 LATENCY_LOAD=${LATENCY_LOAD:-0.5}
-CLIENT_COUNTS=${CLIENT_COUNTS:-1 4 16 64}
+CLIENT_COUNTS=${CLIENT_COUNTS:-1 4 16 64 256}
 CLIENT_INFLIGHT=${CLIENT_INFLIGHT:-1}
 CLIENT_WORKLOADS=${CLIENT_WORKLOADS:-get set}
 ZNODES=${ZNODES:-1000000}
