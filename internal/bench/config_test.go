@@ -99,6 +99,7 @@ func TestResultOutput(t *testing.T) {
 		Latency:          Percentiles{P50: 100, P90: 200, P99: 300, P999: 400, Max: 500, Mean: 120},
 		FanoutLatency:    &fan,
 		NotifyLatency:    &fan,
+		RoundLatency:     &fan,
 		ServerCPUUsPerOp: &cpu, ServerRSSBytes: &rss,
 		ServerProcs: []ServerProc{{PID: 1, CPUUs: 12500, RSSBytes: rss}},
 		Root:        "/bench-00", CleanupErrors: 0,
@@ -115,7 +116,7 @@ func TestResultOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, k := range []string{"workload", "servers", "sessions", "inflight", "value_size", "duration_s", "ops",
-		"ops_per_s", "errors", "error_counts", "latency_us", "fanout_latency_us", "notify_latency_us",
+		"ops_per_s", "errors", "error_counts", "latency_us", "fanout_latency_us", "notify_latency_us", "round_latency_us",
 		"server_cpu_us_per_op", "server_rss_bytes", "server_procs", "root", "kept", "cleanup_errors"} {
 		if _, ok := m[k]; !ok {
 			t.Errorf("JSON has no %q: %s", k, b.String())
@@ -132,7 +133,7 @@ func TestResultOutput(t *testing.T) {
 	if err := r.WriteTable(&b); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"ops/s", "500", "1 setData: zk: connection loss", "all notified",
+	for _, want := range []string{"ops/s", "500", "1 setData: zk: connection loss", "all notified", "round over",
 		"p99.9", "server CPU", "12.5 µs/op", "64.0 MiB", "/bench-00 (deleted)"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())

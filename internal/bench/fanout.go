@@ -27,9 +27,11 @@ type fanout struct {
 	mu         sync.Mutex
 	fanoutHist *Histogram // per round: write to last notification
 	notifyHist *Histogram // per notification: write to that notification
+	roundHist  *Histogram // per round: write to the round's end
 	measured   bool       // the round's write is measured
 	t0         time.Time  // when the round's write was issued
 	last       time.Time  // the round's latest notification so far
+	end        time.Time  // when the round was complete
 	notified   int        // notifications this round
 	armed      int        // watches set (again) this round
 	wrote      bool       // the write's callback ran
@@ -52,6 +54,7 @@ func (r *runner) openFanout(ctx context.Context) (*fanout, error) {
 		rec:        ss[0].rec,
 		fanoutHist: NewHistogram(),
 		notifyHist: NewHistogram(),
+		roundHist:  NewHistogram(),
 	}, nil
 }
 
@@ -103,6 +106,7 @@ func (f *fanout) checkLocked() {
 	n := len(f.watchers)
 	complete := f.armed == n && f.wrote && (f.writeErr != nil || f.notified == n)
 	if complete && f.done != nil {
+		f.end = time.Now()
 		close(f.done)
 		f.done = nil
 	}
@@ -151,6 +155,7 @@ func (f *fanout) run(r *runner) {
 		f.mu.Lock()
 		if measured && f.writeErr == nil {
 			f.fanoutHist.Record(f.last.Sub(f.t0))
+			f.roundHist.Record(f.end.Sub(f.t0))
 		}
 		f.mu.Unlock()
 	}

@@ -38,9 +38,13 @@ type Result struct {
 	Latency Percentiles `json:"latency_us"`
 	// FanoutLatency (watch-fanout) is, per round, the time from the write
 	// until the last of the watchers was notified; NotifyLatency the time
-	// until each single notification.
+	// until each single notification; RoundLatency the time until the
+	// round was over: every watcher notified and watching again, the
+	// write answered. A round whose re-registrations wait (as ZooKeeper
+	// sometimes keeps one until the next ping) shows only here.
 	FanoutLatency *Percentiles `json:"fanout_latency_us,omitempty"`
 	NotifyLatency *Percentiles `json:"notify_latency_us,omitempty"`
+	RoundLatency  *Percentiles `json:"round_latency_us,omitempty"`
 
 	// Server process figures, with --server-pid: CPU time over the measured
 	// window per op (all processes together), RSS at its end (summed).
@@ -138,6 +142,9 @@ func (r *Result) WriteTable(w io.Writer) error {
 	}
 	if r.NotifyLatency != nil {
 		pct("each notified", *r.NotifyLatency)
+	}
+	if r.RoundLatency != nil {
+		pct("round over", *r.RoundLatency)
 	}
 
 	section()

@@ -157,15 +157,21 @@ func TestWorkloads(t *testing.T) {
 			if got := stat(t, c, res.Root+"/w").Version; int64(got) != cfg.Ops {
 				t.Errorf("watched znode written %d times, want %d", got, cfg.Ops)
 			}
-			if res.FanoutLatency == nil || res.NotifyLatency == nil {
+			if res.FanoutLatency == nil || res.NotifyLatency == nil || res.RoundLatency == nil {
 				t.Fatal("no fanout percentiles")
 			}
-			f, n := *res.FanoutLatency, *res.NotifyLatency
+			f, n, rd := *res.FanoutLatency, *res.NotifyLatency, *res.RoundLatency
 			checkOrdered(t, "fanout latency", f)
 			checkOrdered(t, "notify latency", n)
+			checkOrdered(t, "round latency", rd)
 			// The last notification of a round is the round's fanout.
 			if f.P50 <= 0 || n.P50 > f.P50 || n.Max != f.Max {
 				t.Errorf("fanout %+v, notify %+v: want notifications within their rounds", f, n)
+			}
+			// A round ends after its last notification and its write's
+			// reply: once every watcher is watching again.
+			if rd.P50 < f.P50 || rd.Max < f.Max || rd.P50 < res.Latency.P50 || rd.Max < res.Latency.Max {
+				t.Errorf("round %+v, fanout %+v, write %+v: want rounds to end after their notifications and writes", rd, f, res.Latency)
 			}
 			if res.Sessions != 5 || res.Watchers != 4 {
 				t.Errorf("sessions %d, watchers %d; want 5, 4", res.Sessions, res.Watchers)

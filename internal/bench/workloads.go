@@ -311,8 +311,8 @@ func (r *runner) fill(res *Result, sessions []*session, fan *fanout) {
 	}
 	if fan != nil {
 		recs = append(recs, fan.rec)
-		fp, np := fan.fanoutHist.Percentiles(), fan.notifyHist.Percentiles()
-		res.FanoutLatency, res.NotifyLatency = &fp, &np
+		fp, np, rp := fan.fanoutHist.Percentiles(), fan.notifyHist.Percentiles(), fan.roundHist.Percentiles()
+		res.FanoutLatency, res.NotifyLatency, res.RoundLatency = &fp, &np, &rp
 	}
 	hist := NewHistogram()
 	var samples []sample
