@@ -22,21 +22,21 @@ func freePort(t testing.TB) int {
 }
 
 // startEnsemble runs voters+observers in-process members on loopback.
-func startEnsemble(t *testing.T, voters, observers int) []*Server {
+func startEnsemble(t testing.TB, voters, observers int) []*Server {
 	t.Helper()
 	return startEnsembleWith(t, voters, observers, nil)
 }
 
 // startEnsembleWith is startEnsemble with mutate applied to every member's
 // configuration.
-func startEnsembleWith(t *testing.T, voters, observers int, mutate func(*config.Config)) []*Server {
+func startEnsembleWith(t testing.TB, voters, observers int, mutate func(*config.Config)) []*Server {
 	t.Helper()
 	return startEnsembleLogged(t, voters, observers, mutate, nil)
 }
 
 // startEnsembleLogged is startEnsembleWith with every member logging to
 // logger (nil: nowhere).
-func startEnsembleLogged(t *testing.T, voters, observers int, mutate func(*config.Config), logger *slog.Logger) []*Server {
+func startEnsembleLogged(t testing.TB, voters, observers int, mutate func(*config.Config), logger *slog.Logger) []*Server {
 	t.Helper()
 	var servers []config.Server
 	for id := 1; id <= voters+observers; id++ {

@@ -33,42 +33,76 @@ func FuzzClientStream(f *testing.F) {
 	for _, seed := range clientStreamSeeds(f) {
 		f.Add(seed.handshake, seed.stream)
 	}
-	s := startServer(f, func(c *config.Config) {
-		c.ExtendedTypesEnabled = true                        // createTTL
-		c.SuperDigest = "super:D/InIHSb7yEEbrWz8b9l71RjZJU=" // password "test"
-	})
-	addr := s.Addr().String()
-	ctl := &controlClient{addr: addr}
+	s := startServer(f, fuzzConfig)
+	ctl := &controlClient{addr: s.Addr().String()}
 	f.Cleanup(ctl.close)
 	f.Fuzz(func(t *testing.T, handshake bool, stream []byte) {
-		nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
-		if err != nil {
-			t.Fatalf("dial: %v", err)
-		}
-		defer nc.Close()
-		nc.SetDeadline(time.Now().Add(fuzzStreamDeadline))
-		br := bufio.NewReader(nc)
-		if handshake {
-			req := proto.AppendRecordFrame(nil, &proto.ConnectRequest{TimeOut: 4000, Passwd: make([]byte, 16)})
-			if _, err := nc.Write(req); err != nil {
-				t.Fatalf("handshake: %v", err)
-			}
-			if _, err := proto.ReadFrame(br, nil, 1<<20); err != nil {
-				t.Fatalf("handshake reply: %v", err)
-			}
-		}
-		// The server may close the connection before it has read it all
-		// (a bad frame); a failed write is then expected.
-		nc.Write(stream)
-		nc.(*net.TCPConn).CloseWrite()
-		if _, err := io.Copy(io.Discard, br); err != nil && !isReset(err) {
-			t.Fatalf("the server neither answered nor closed the connection (%d-byte stream, handshake %v): %v",
-				len(stream), handshake, err)
-		}
-		if err := ctl.check(); err != nil {
-			t.Fatalf("after a %d-byte stream (handshake %v), a well-behaved client: %v", len(stream), handshake, err)
-		}
+		sendStream(t, ctl, handshake, stream)
 	})
+}
+
+// FuzzClientStreamEnsemble is FuzzClientStream against an in-process
+// ensemble of two voters and an observer, each input sent to the member
+// that member picks: writes forwarded to the leader, sync through raft's
+// ReadIndex, sessions created, touched and closed through the log from any
+// member.
+func FuzzClientStreamEnsemble(f *testing.F) {
+	seeds := clientStreamSeeds(f)
+	for m := range uint8(3) {
+		for _, seed := range seeds {
+			f.Add(m, seed.handshake, seed.stream)
+		}
+	}
+	ms := startEnsembleWith(f, 2, 1, fuzzConfig)
+	ctls := make([]*controlClient, len(ms))
+	for i, s := range ms {
+		ctls[i] = &controlClient{addr: s.Addr().String()}
+		f.Cleanup(ctls[i].close)
+	}
+	f.Fuzz(func(t *testing.T, member uint8, handshake bool, stream []byte) {
+		sendStream(t, ctls[int(member)%len(ctls)], handshake, stream)
+	})
+}
+
+// fuzzConfig turns on what the fuzz targets' seeds use: TTL nodes and a
+// super user.
+func fuzzConfig(c *config.Config) {
+	c.ExtendedTypesEnabled = true
+	c.SuperDigest = "super:D/InIHSb7yEEbrWz8b9l71RjZJU=" // password "test"
+}
+
+// sendStream sends stream on a new connection to ctl's server (after a
+// handshake of its own when handshake is set), closes the write side, and
+// fails t unless the server closes the connection within
+// fuzzStreamDeadline and then answers ctl's well-behaved session.
+func sendStream(t *testing.T, ctl *controlClient, handshake bool, stream []byte) {
+	nc, err := net.DialTimeout("tcp", ctl.addr, 5*time.Second)
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(fuzzStreamDeadline))
+	br := bufio.NewReader(nc)
+	if handshake {
+		req := proto.AppendRecordFrame(nil, &proto.ConnectRequest{TimeOut: 4000, Passwd: make([]byte, 16)})
+		if _, err := nc.Write(req); err != nil {
+			t.Fatalf("handshake: %v", err)
+		}
+		if _, err := proto.ReadFrame(br, nil, 1<<20); err != nil {
+			t.Fatalf("handshake reply: %v", err)
+		}
+	}
+	// The server may close the connection before it has read it all (a
+	// bad frame); a failed write is then expected.
+	nc.Write(stream)
+	nc.(*net.TCPConn).CloseWrite()
+	if _, err := io.Copy(io.Discard, br); err != nil && !isReset(err) {
+		t.Fatalf("the server neither answered nor closed the connection (%d-byte stream, handshake %v): %v",
+			len(stream), handshake, err)
+	}
+	if err := ctl.check(); err != nil {
+		t.Fatalf("after a %d-byte stream (handshake %v), a well-behaved client: %v", len(stream), handshake, err)
+	}
 }
 
 // fuzzStreamDeadline bounds how long the server may take to answer one
@@ -90,9 +124,11 @@ type controlClient struct {
 	xid  int32
 }
 
-// check reads "/" and reports an error unless the server answers it. A
-// connection that fails is redialled once: the session may have expired
-// while the fuzzer was busy elsewhere.
+// check reads "/" and reports an error unless the server answers it
+// within fuzzStreamDeadline. A connection that fails is dialled again
+// until then: the session may have expired while the fuzzer was busy
+// elsewhere, and an ensemble member closes its connections while it has
+// no leader.
 func (c *controlClient) check() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -103,12 +139,33 @@ func (c *controlClient) check() error {
 		c.nc.Close()
 		c.nc = nil
 	}
+	deadline := time.Now().Add(fuzzStreamDeadline)
+	for {
+		err := c.connect(deadline)
+		if err == nil {
+			if err = c.exists(); err == nil {
+				return nil
+			}
+		}
+		if c.nc != nil {
+			c.nc.Close()
+			c.nc = nil
+		}
+		if time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// connect opens the well-behaved session.
+func (c *controlClient) connect(deadline time.Time) error {
 	nc, err := net.DialTimeout("tcp", c.addr, 5*time.Second)
 	if err != nil {
 		return fmt.Errorf("dial: %w", err)
 	}
 	c.nc, c.br = nc, bufio.NewReader(nc)
-	nc.SetDeadline(time.Now().Add(fuzzStreamDeadline))
+	nc.SetDeadline(deadline)
 	if _, err := nc.Write(proto.AppendRecordFrame(nil, &proto.ConnectRequest{TimeOut: 30000, Passwd: make([]byte, 16)})); err != nil {
 		return fmt.Errorf("handshake: %w", err)
 	}
@@ -120,7 +177,7 @@ func (c *controlClient) check() error {
 	if err := proto.Unmarshal(b, &resp); err != nil || resp.SessionID == 0 {
 		return fmt.Errorf("handshake reply %x: no session (%v)", b, err)
 	}
-	return c.exists()
+	return nil
 }
 
 // exists sends exists("/") and waits for its reply.

@@ -17,8 +17,9 @@
 //   - bad input: malformed, oversized, truncated and fuzzed frames and
 //     requests close only the offending connection, while a well-behaved
 //     client keeps working without a reconnect (badinput_test.go; the
-//     fuzz target FuzzClientStream in internal/server sends streams to an
-//     in-process server, guided by the coverage of the server's code);
+//     fuzz targets FuzzClientStream and FuzzClientStreamEnsemble in
+//     internal/server send streams to an in-process server and ensemble,
+//     guided by the coverage of the server's code);
 //   - limits: maxClientCnxns, jute.maxbuffer and globalOutstandingLimit
 //     (limits_test.go);
 //   - sessions: timeout negotiation, reattach, session moved, wrong
