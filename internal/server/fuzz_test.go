@@ -43,7 +43,7 @@ func FuzzClientStream(f *testing.F) {
 
 // FuzzClientStreamEnsemble is FuzzClientStream against an in-process
 // ensemble of two voters and an observer, each input sent to the member
-// that member picks: writes forwarded to the leader, sync through raft's
+// its first argument picks: writes forwarded to the leader, sync through raft's
 // ReadIndex, sessions created, touched and closed through the log from any
 // member.
 func FuzzClientStreamEnsemble(f *testing.F) {
@@ -114,8 +114,8 @@ const fuzzStreamDeadline = 10 * time.Second
 // a rejected frame).
 func isReset(err error) bool { return errors.Is(err, syscall.ECONNRESET) }
 
-// controlClient is the well-behaved client of FuzzClientStream: one session,
-// redialled if its connection is gone, that reads "/".
+// controlClient is the well-behaved client of the fuzz targets, one per
+// server: one session, redialled if its connection is gone, that reads "/".
 type controlClient struct {
 	mu   sync.Mutex
 	addr string
