@@ -71,6 +71,13 @@ func fuzzConfig(c *config.Config) {
 	c.SuperDigest = "super:D/InIHSb7yEEbrWz8b9l71RjZJU=" // password "test"
 }
 
+// appendSuperAuth appends to b the auth request that makes a session
+// fuzzConfig's super user.
+func appendSuperAuth(b []byte) []byte {
+	return proto.AppendRequestFrame(b, proto.XidAuth, proto.OpAuth,
+		&proto.AuthPacket{Scheme: "digest", Auth: []byte("super:test")})
+}
+
 // sendStream sends stream on a new connection to ctl's server (after a
 // handshake of its own when handshake is set), closes the write side, and
 // fails t unless the server closes the connection within
@@ -124,16 +131,18 @@ type controlClient struct {
 	xid  int32
 }
 
-// check reads "/" and reports an error unless the server answers it
-// within fuzzStreamDeadline. A connection that fails is dialled again
-// until then: the session may have expired while the fuzzer was busy
-// elsewhere, and an ensemble member closes its connections while it has
-// no leader.
+// check reads "/" (and opens the root again, see openRoot) and reports an
+// error unless the server answers within fuzzStreamDeadline. A connection
+// that fails is dialled again until then: the session may have expired
+// while the fuzzer was busy elsewhere, and an ensemble member closes its
+// connections while it has no leader. The error names the first failure
+// as well as the last, which is often only the deadline's.
 func (c *controlClient) check() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	var first error
 	if c.nc != nil {
-		if err := c.exists(); err == nil {
+		if first = c.exists(); first == nil {
 			return nil
 		}
 		c.nc.Close()
@@ -147,12 +156,15 @@ func (c *controlClient) check() error {
 				return nil
 			}
 		}
+		if first == nil {
+			first = err
+		}
 		if c.nc != nil {
 			c.nc.Close()
 			c.nc = nil
 		}
 		if time.Now().After(deadline) {
-			return err
+			return fmt.Errorf("%w (first: %v)", err, first)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -177,30 +189,80 @@ func (c *controlClient) connect(deadline time.Time) error {
 	if err := proto.Unmarshal(b, &resp); err != nil || resp.SessionID == 0 {
 		return fmt.Errorf("handshake reply %x: no session (%v)", b, err)
 	}
-	return nil
+	// As the super user, so that an input that takes READ away from "/"
+	// (a super user's setACL does) leaves the check's read allowed.
+	if _, err := nc.Write(appendSuperAuth(nil)); err != nil {
+		return fmt.Errorf("auth: %w", err)
+	}
+	_, err = c.await(proto.XidAuth, "auth")
+	return err
 }
 
-// exists sends exists("/") and waits for its reply.
+// exists sends exists("/") and waits for its reply, then opens the root
+// again if an input closed it (openRoot).
 func (c *controlClient) exists() error {
 	c.nc.SetDeadline(time.Now().Add(fuzzStreamDeadline))
 	c.xid++
 	if _, err := c.nc.Write(proto.AppendRequestFrame(nil, c.xid, proto.OpExists, &proto.ExistsRequest{Path: "/"})); err != nil {
 		return fmt.Errorf("exists /: %w", err)
 	}
+	if _, err := c.await(c.xid, "exists /"); err != nil {
+		return err
+	}
+	return c.openRoot()
+}
+
+// openACL is the ACL "/" starts with.
+var openACL = proto.ACL{Perms: proto.PermAll, ID: proto.ID{Scheme: "world", ID: "anyone"}}
+
+// openRoot gives "/" its starting ACL back if an input changed it (a super
+// user may), so that every input finds the root the seeds were written
+// for, open to everyone.
+func (c *controlClient) openRoot() error {
+	c.xid++
+	if _, err := c.nc.Write(proto.AppendRequestFrame(nil, c.xid, proto.OpGetACL, &proto.GetACLRequest{Path: "/"})); err != nil {
+		return fmt.Errorf("getACL /: %w", err)
+	}
+	d, err := c.await(c.xid, "getACL /")
+	if err != nil {
+		return err
+	}
+	var r proto.GetACLResponse
+	r.Decode(d)
+	if d.Err() != nil {
+		return fmt.Errorf("getACL / reply: %w", d.Err())
+	}
+	if len(r.ACL) == 1 && r.ACL[0] == openACL {
+		return nil
+	}
+	c.xid++
+	req := &proto.SetACLRequest{Path: "/", ACL: []proto.ACL{openACL}, Version: -1}
+	if _, err := c.nc.Write(proto.AppendRequestFrame(nil, c.xid, proto.OpSetACL, req)); err != nil {
+		return fmt.Errorf("setACL /: %w", err)
+	}
+	_, err = c.await(c.xid, "setACL /")
+	return err
+}
+
+// await reads replies until the one with xid and returns a decoder of its
+// body, or an error unless it succeeded; what names the request in the
+// error.
+func (c *controlClient) await(xid int32, what string) (*proto.Decoder, error) {
 	for {
 		b, err := proto.ReadFrame(c.br, nil, 1<<20)
 		if err != nil {
-			return fmt.Errorf("exists / reply: %w", err)
+			return nil, fmt.Errorf("%s reply: %w", what, err)
 		}
+		d := proto.NewDecoder(b)
 		var h proto.ReplyHeader
-		h.Decode(proto.NewDecoder(b))
-		if h.Xid != c.xid {
+		h.Decode(d)
+		if h.Xid != xid {
 			continue // not ours (none expected)
 		}
 		if h.Err != proto.ErrOK {
-			return fmt.Errorf("exists /: %v", h.Err)
+			return nil, fmt.Errorf("%s: %v", what, h.Err)
 		}
-		return nil
+		return d, nil
 	}
 }
 
@@ -287,9 +349,13 @@ func clientStreamSeeds(f *testing.F) []clientStreamSeed {
 		all = frame(all, i, r)
 	}
 	seeds = append(seeds, clientStreamSeed{true, all})
-	super := proto.AppendRequestFrame(nil, proto.XidAuth, proto.OpAuth, &proto.AuthPacket{Scheme: "digest", Auth: []byte("super:test")})
-	super = proto.AppendRequestFrame(super, 1, proto.OpSetACL, &proto.SetACLRequest{Path: "/", ACL: open, Version: -1})
+	super := proto.AppendRequestFrame(appendSuperAuth(nil), 1, proto.OpSetACL, &proto.SetACLRequest{Path: "/", ACL: open, Version: -1})
 	seeds = append(seeds, clientStreamSeed{true, super})
+	// The super user takes every permission but ADMIN away from "/": the
+	// check reads "/" as the super user and opens the root again.
+	closed := proto.AppendRequestFrame(appendSuperAuth(nil), 1, proto.OpSetACL, &proto.SetACLRequest{Path: "/",
+		ACL: []proto.ACL{{Perms: proto.PermAdmin, ID: proto.ID{Scheme: "world", ID: "anyone"}}}, Version: -1})
+	seeds = append(seeds, clientStreamSeed{true, closed})
 	// Without the test's handshake: a handshake of its own (a new session,
 	// and a reattach to one that does not exist), then requests.
 	hs := proto.AppendRecordFrame(nil, &proto.ConnectRequest{TimeOut: 4000, Passwd: make([]byte, 16)})
