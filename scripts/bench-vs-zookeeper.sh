@@ -401,7 +401,7 @@ bench() {
 		done
 		return 0
 	fi
-	log "  $series $name rep $rep $*: $(jq -r '"\(.ops_per_s|floor) ops/s, p99 \(.latency_us.p99) µs, CPU \(.server_cpu_us_per_op // 0 | .*10|floor/10) µs/op"' <<<"$line" 2>/dev/null || echo ok)"
+	log "  $series $name rep $rep $*: $(jq -r '"\(.ops_per_s|floor) ops/s, p99 \(.latency_us.p99) µs, CPU \(.server_cpu_us_per_op // 0 | .*10|floor/10) µs/op, client \(.client_cpu_us_per_op // 0 | .*10|floor/10) µs/op"' <<<"$line" 2>/dev/null || echo ok)"
 }
 
 header() {

@@ -90,7 +90,7 @@ func TestErrorKey(t *testing.T) {
 // TestResultOutput checks the JSON field names the --json output promises
 // and the table's sections.
 func TestResultOutput(t *testing.T) {
-	cpu, rss := 12.5, int64(64<<20)
+	cpu, clientCPU, rss := 12.5, 7.25, int64(64<<20)
 	fan := Percentiles{P50: 300, P90: 400, P99: 500, P999: 600, Max: 700}
 	r := &Result{
 		Workload: WorkloadWatchFanout, Servers: "127.0.0.1:2181", Sessions: 9, Inflight: 1, ValueSize: 100,
@@ -100,7 +100,7 @@ func TestResultOutput(t *testing.T) {
 		FanoutLatency:    &fan,
 		NotifyLatency:    &fan,
 		RoundLatency:     &fan,
-		ServerCPUUsPerOp: &cpu, ServerRSSBytes: &rss,
+		ServerCPUUsPerOp: &cpu, ServerRSSBytes: &rss, ClientCPUUsPerOp: &clientCPU,
 		ServerProcs: []ServerProc{{PID: 1, CPUUs: 12500, RSSBytes: rss}},
 		Root:        "/bench-00", CleanupErrors: 0,
 	}
@@ -117,7 +117,7 @@ func TestResultOutput(t *testing.T) {
 	}
 	for _, k := range []string{"workload", "servers", "sessions", "inflight", "value_size", "duration_s", "ops",
 		"ops_per_s", "errors", "error_counts", "latency_us", "fanout_latency_us", "notify_latency_us", "round_latency_us",
-		"server_cpu_us_per_op", "server_rss_bytes", "server_procs", "root", "kept", "cleanup_errors"} {
+		"server_cpu_us_per_op", "server_rss_bytes", "server_procs", "client_cpu_us_per_op", "root", "kept", "cleanup_errors"} {
 		if _, ok := m[k]; !ok {
 			t.Errorf("JSON has no %q: %s", k, b.String())
 		}
@@ -134,7 +134,7 @@ func TestResultOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"ops/s", "500", "1 setData: zk: connection loss", "all notified", "round over",
-		"p99.9", "server CPU", "12.5 µs/op", "64.0 MiB", "/bench-00 (deleted)"} {
+		"p99.9", "server CPU", "12.5 µs/op", "client CPU", "7.2 µs/op", "64.0 MiB", "/bench-00 (deleted)"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
 		}

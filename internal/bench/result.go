@@ -51,6 +51,11 @@ type Result struct {
 	ServerCPUUsPerOp *float64     `json:"server_cpu_us_per_op,omitempty"`
 	ServerRSSBytes   *int64       `json:"server_rss_bytes,omitempty"`
 	ServerProcs      []ServerProc `json:"server_procs,omitempty"`
+	// ClientCPUUsPerOp is this process's own CPU time (the load
+	// generator's: every session, the client library, the bookkeeping)
+	// over the measured window per op; absent where the platform does not
+	// tell it or no op succeeded.
+	ClientCPUUsPerOp *float64 `json:"client_cpu_us_per_op,omitempty"`
 
 	// Root is the run's znode; Kept says it was left in place.
 	Root          string `json:"root"`
@@ -158,6 +163,9 @@ func (r *Result) WriteTable(w io.Writer) error {
 		for _, p := range r.ServerProcs {
 			row("", "pid %d: %.0f µs CPU, %.1f MiB RSS", p.PID, p.CPUUs, float64(p.RSSBytes)/(1<<20))
 		}
+	}
+	if r.ClientCPUUsPerOp != nil {
+		row("client CPU", "%.1f µs/op", *r.ClientCPUUsPerOp)
 	}
 	if r.Kept {
 		row("root", "%s (kept)", r.Root)

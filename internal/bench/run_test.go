@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -71,6 +72,14 @@ func checkResult(t *testing.T, cfg Config, res *Result) {
 	checkOrdered(t, "latency", res.Latency)
 	if res.Latency.P50 <= 0 {
 		t.Errorf("latency p50 %d µs, want positive", res.Latency.P50)
+	}
+	// The load generator's own CPU: some, and no more than the window's
+	// length on every CPU (a figure per op that was not divided, or summed
+	// from the wrong samples, fails one bound or the other).
+	if res.ClientCPUUsPerOp == nil || *res.ClientCPUUsPerOp <= 0 {
+		t.Errorf("client CPU per op %v, want positive", res.ClientCPUUsPerOp)
+	} else if total, most := *res.ClientCPUUsPerOp*float64(res.Ops), (res.DurationS*1.05+0.01)*1e6*float64(runtime.NumCPU()); total > most {
+		t.Errorf("client CPU %.0f µs over a %.3f s window on %d CPUs: more than the window allows", total, res.DurationS, runtime.NumCPU())
 	}
 	if len(cfg.ServerPIDs) > 0 {
 		if res.ServerCPUUsPerOp == nil || *res.ServerCPUUsPerOp <= 0 {

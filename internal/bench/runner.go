@@ -58,6 +58,9 @@ type runner struct {
 	loopRecs []*recorder    // sessions workload: one per worker
 	cpu0     cpuSample      // server CPU at the start of the window
 	cpu1     cpuSample      // and at its end
+	self0    time.Duration  // this process's CPU at the start of the window
+	self1    time.Duration  // and at its end
+	selfOK   bool           // both were sampled
 	rss      []int64        // server RSS at its end
 	window   time.Duration  // the measured window's length
 	samples  []sample       // the measured calls, with Config.Samples
@@ -177,6 +180,7 @@ func (r *runner) load(ctx context.Context, res *Result) error {
 	}
 	r.fill(res, sessions, fan)
 	r.serverFigures(res)
+	r.clientFigures(res)
 	return r.writeSamples()
 }
 
@@ -309,6 +313,7 @@ func (r *runner) beginWindow() error {
 		return err
 	}
 	r.cpu0 = cpu
+	r.self0, r.selfOK = selfCPU()
 	r.measureStart.Store(max(int64(time.Since(r.t0)), 1))
 	r.phase.CompareAndSwap(phaseWarmup, phaseMeasure)
 	return nil

@@ -366,6 +366,11 @@ func (r *runner) writeSamples() error {
 func (r *runner) endWindow() error {
 	r.measureStart.CompareAndSwap(0, int64(time.Since(r.t0))) // a run that ended in its warm-up
 	r.window = time.Since(r.t0) - time.Duration(r.measureStart.Load())
+	if self, ok := selfCPU(); ok && r.selfOK {
+		r.self1 = self
+	} else {
+		r.selfOK = false // the window never began, or no CPU time here
+	}
 	if len(r.cfg.ServerPIDs) == 0 {
 		return nil
 	}
@@ -384,6 +389,16 @@ func (r *runner) endWindow() error {
 		}
 	}
 	return nil
+}
+
+// clientFigures adds this process's own CPU time over the window per op:
+// what the load generator took of a machine it shares with the servers.
+func (r *runner) clientFigures(res *Result) {
+	if !r.selfOK || res.Ops <= 0 {
+		return
+	}
+	perOp := float64((r.self1 - r.self0).Microseconds()) / float64(res.Ops)
+	res.ClientCPUUsPerOp = &perOp
 }
 
 // serverFigures adds the server processes' CPU time over the window and
