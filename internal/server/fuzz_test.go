@@ -286,7 +286,7 @@ type clientStreamSeed struct {
 // Apache ZooKeeper's Java client sent (internal/proto/testdata), and
 // four-letter words.
 func clientStreamSeeds(f *testing.F) []clientStreamSeed {
-	open := []proto.ACL{{Perms: proto.PermAll, ID: proto.ID{Scheme: "world", ID: "anyone"}}}
+	open := []proto.ACL{openACL}
 	digest := []proto.ACL{{Perms: proto.PermAll, ID: proto.ID{Scheme: "digest", ID: "u:Jq7wMyA/w2Vd5WIDAKdu4OIIFEQ="}}}
 	type req struct {
 		xid int32
