@@ -42,10 +42,13 @@ test: deps vet test-go fuzz
 # kazoo's suite, zkCli.sh); they run one at a time after the others so their
 # timing is not squeezed by parallel compiles and tests on a small machine.
 # The Go client runs under the race detector only: its tests drive
-# concurrent callers, the reader, the writer and delivery at once.
+# concurrent callers, the reader, the writer and delivery at once. The
+# snapshot stream's tests run under it too: the stream sorts without the
+# server's lock while the tree changes.
 test-go:
 	$(GO) test -count=1 -timeout 20m $$($(GO) list ./... | grep -v /test/ | grep -Ev '/zk(/|$$)')
 	$(GO) test -race -count=1 -timeout 20m ./zk/...
+	$(GO) test -race -count=1 -timeout 5m -run 'Stream' ./internal/tree/
 	$(GO) test -count=1 -timeout 30m -p 1 ./test/...
 
 FUZZTIME ?= 10s

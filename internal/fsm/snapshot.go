@@ -104,5 +104,11 @@ func (s *SnapshotStream) Next(b []byte, max int) ([]byte, bool) {
 	return s.tree.Next(b, max)
 }
 
+// Prepare does the work Next leaves to be done without the lock that
+// excludes Apply (tree.Stream.Prepare): the caller calls it between calls
+// of Next, without that lock, so that sorting a large parent's children
+// does not hold up Apply. Not calling it costs only that.
+func (s *SnapshotStream) Prepare() { s.tree.Prepare() }
+
 // End closes the stream. The caller must hold the lock that excludes Apply.
 func (s *SnapshotStream) End() { s.tree.End() }

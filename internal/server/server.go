@@ -451,8 +451,9 @@ func (m *machine) Apply(index, term uint64, data []byte) {
 // Snapshot opens a snapshot stream of the state as of now and returns the
 // function that writes it. The writer serialises a bounded number of znodes
 // at a time under the state's read lock, so reads go on and apply (writes)
-// waits at most for one piece; changes meanwhile are kept out of the
-// snapshot by the tree's copy on write.
+// waits at most for one piece, and sorts large parents' children without
+// the lock; changes meanwhile are kept out of the snapshot by the tree's
+// copy on write.
 func (m *machine) Snapshot() (func(io.Writer) error, error) {
 	s := (*Server)(m)
 	s.mu.Lock()
@@ -475,6 +476,10 @@ func (m *machine) Snapshot() (func(io.Writer) error, error) {
 			var done bool
 			buf, done = st.Next(buf[:0], s.snapPiece)
 			s.mu.RUnlock()
+			// Sorting a large parent's children, which Next leaves for
+			// now, needs no lock: 25 ms with 100,000 children, in which
+			// apply would wait.
+			st.Prepare()
 			// Give the processor to whatever waits for one before the
 			// next piece. The stream runs for hundreds of milliseconds
 			// without blocking; while a garbage collection's mark worker

@@ -38,7 +38,7 @@ type Tree struct {
 	// parent's names anew for every snapshot was half of a snapshot's CPU
 	// with 100,000 children under one parent, and most of it under a
 	// parent that keeps growing. The next stream sorts only the changed
-	// names and merges them in (Stream.sortedNames).
+	// names and merges them in (Stream.begin, Stream.prepare).
 	order map[*Node]*childOrder
 }
 
