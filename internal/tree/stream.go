@@ -396,10 +396,10 @@ func (s *Stream) large(w *orderWork) bool {
 }
 
 // begin starts putting in order, in w, the children that n had at the
-// stream's start. With a kept order (Tree.order) it copies the names changed since
-// that order's stream began, to be sorted and merged in; without one it
-// gathers the children, to be sorted, and keeps an order for the next
-// stream when there are many.
+// stream's start. With a kept order (Tree.order) it copies the names
+// changed since that order's stream began, to be sorted and merged in;
+// without one it gathers the children, to be sorted, and keeps an order for
+// the next stream when there are many.
 func (s *Stream) begin(w *orderWork, path string, n *Node) {
 	*w = orderWork{path: path, parent: n}
 	if o := s.t.order[n]; o != nil {
@@ -490,9 +490,9 @@ func (s *Stream) prepare(w *orderWork) {
 	}
 }
 
-// classify looks up to max of w's changed names up in the parent's children
-// and deltas, and returns how many it did: whether each was a child at the
-// stream's start, and whether it was added since. What it finds holds for
+// classify looks at most max of w's changed names up in the parent's
+// children and deltas, and returns how many it did: whether each was a
+// child at the stream's start, and whether it was added since. What it finds holds for
 // the rest of the stream (atStart), and a name added later is noted in the
 // kept order's changed names, so the lock may be let go in between.
 func (s *Stream) classify(w *orderWork, max int) int {
