@@ -19,8 +19,8 @@ import (
 // Several streams run one after another on the same tree, and a few
 // parents get well over sortCacheMin children, so the sorted orders cached
 // by one stream are reused, or found stale, by the next. Most streams leave
-// the sorting and merging of children to Prepare, with changes before and
-// after it, and one stream is ended halfway.
+// the sorting and merging of most parents' children to Prepare, with
+// changes before and after it, and one stream is ended halfway.
 func TestStreamIsTheStartState(t *testing.T) {
 	acls := [][]proto.ACL{
 		OpenACL,
@@ -112,7 +112,8 @@ func TestStreamIsTheStartState(t *testing.T) {
 				want := tr.AppendSnapshot(nil)
 				s := tr.BeginStream()
 				// Most rounds leave the sorting of every parent with
-				// children to Prepare, called at random (or not) with
+				// more than a few children (a number drawn for the
+				// stream) to Prepare, called at random (or not) with
 				// changes made between it and Next.
 				if round%3 != 0 {
 					s.deferMin = 1 + r.Intn(4*sortCacheMin)
