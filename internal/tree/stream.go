@@ -258,9 +258,7 @@ func (s *Stream) Next(b []byte, max int) ([]byte, bool) {
 	}
 	for max > 0 && (s.work != nil || len(s.stack) > 0) {
 		if w := s.work; w != nil {
-			if w.stage == stageSort || w.stage == stageMerge {
-				s.prepare(w) // the caller did not call Prepare
-			}
+			s.prepare(w) // what Prepare would have done, if the caller did not call it
 			if w.stage == stageClassify {
 				max -= s.classify(w, max)
 				if w.stage == stageClassify {
