@@ -103,13 +103,18 @@ func TestMetricsStandalone(t *testing.T) {
 	}
 	// A snapshot follows the writes in the background, and a reply may
 	// reach the client just before its request is recorded: wait until
-	// every value has grown.
+	// every value has grown. One scrape may read the raft status before
+	// a snapshot is recorded there and its duration after: wait for the
+	// status too.
 	after := waitMetricWhy(t, addr, "every value to grow", func(f metricstest.Families) string {
 		for _, g := range grew {
 			b, _ := before.Value(g.name, g.labels...)
 			if a, _ := f.Value(g.name, g.labels...); a-b < g.by {
 				return fmt.Sprintf("%s%v went from %v to %v, want it to grow by at least %v", g.name, g.labels, b, a, g.by)
 			}
+		}
+		if v, _ := f.Value("paddock_raft_snapshot_index"); v == 0 {
+			return "paddock_raft_snapshot_index is still 0"
 		}
 		return ""
 	})
