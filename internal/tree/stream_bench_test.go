@@ -3,6 +3,7 @@ package tree
 import (
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/paddockhq/paddock/internal/proto"
 )
@@ -38,6 +39,38 @@ func BenchmarkStream(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkStreamFirst streams 100,000 znodes of 100 bytes under one
+// parent with no kept order, as a server's first snapshot after a start
+// does, in the server's pieces of 2,048 znodes with Prepare between them;
+// ns/op is per tree, and max-next-us the longest single Next (the longest
+// hold of the server's lock): gathering all the children in one call held
+// it for 13-14 ms with 1,000,000 of them.
+func BenchmarkStreamFirst(b *testing.B) {
+	acl := []proto.ACL{{Perms: proto.PermAll, ID: proto.ID{Scheme: "world", ID: "anyone"}}}
+	v := make([]byte, 100)
+	tr := New()
+	tr.Create("/m", nil, acl, 0, 1, 1)
+	for i := range 100000 {
+		tr.Create("/m/n"+strconv.Itoa(i), v, acl, 0, 1, 1)
+	}
+	parent := tr.Get("/m")
+	buf := make([]byte, 0, 1<<20)
+	var longest time.Duration
+	b.ReportAllocs()
+	for b.Loop() {
+		delete(tr.order, parent)
+		s := tr.BeginStream()
+		for done := false; !done; {
+			start := time.Now()
+			buf, done = s.Next(buf[:0], 2048)
+			longest = max(longest, time.Since(start))
+			s.Prepare()
+		}
+		s.End()
+	}
+	b.ReportMetric(float64(longest.Microseconds()), "max-next-us")
 }
 
 // BenchmarkStreamGrowing is BenchmarkStream's flat tree with 5,000 znodes

@@ -383,6 +383,24 @@ func TestStreamSortsWithoutTheLock(t *testing.T) {
 		s := tr.BeginStream()
 		b := toParent(s)
 		w := s.work
+		const max = 100
+		if step == "sort" {
+			// Gathering the children takes a piece of Next calls,
+			// with changes in between.
+			if w.stage != stageGather || len(w.kids) != 0 {
+				t.Fatalf("sort: Next went on to stage %d (%d children gathered) at the parent", w.stage, len(w.kids))
+			}
+			b, _ = s.Next(b, max)
+			if len(w.kids) != max {
+				t.Fatalf("sort: one Next with %d to do gathered %d children", max, len(w.kids))
+			}
+			zxid++
+			tr.Delete(fmt.Sprintf("/p/c%05d", children-1), zxid) // there at the start: it must show
+			for w.stage == stageGather {
+				create(fmt.Sprintf("during-gather-%d", zxid))
+				b, _ = s.Next(b, 2048)
+			}
+		}
 		if w.stage != stageSort {
 			t.Fatalf("%s: Next went on to stage %d under the lock", step, w.stage)
 		}
@@ -392,7 +410,6 @@ func TestStreamSortsWithoutTheLock(t *testing.T) {
 			if w.stage != stageClassify {
 				t.Fatalf("merge: Prepare left stage %d, want the lookups", w.stage)
 			}
-			const max = 100
 			b, _ = s.Next(b, max)
 			if w.next != max {
 				t.Fatalf("merge: one Next with %d to do looked %d changed names up", max, w.next)
@@ -488,11 +505,13 @@ func TestStreamPrepareConcurrently(t *testing.T) {
 }
 
 // TestStreamEndedAtALargeParent ends a stream (as a snapshot that fails)
-// where it left a large parent's children unsorted, or sorted but not yet
-// pushed, and checks that the next stream is still the tree: the order
-// kept for it must not be the unfinished one.
+// where it was gathering a large parent's children, had gathered them, or
+// had sorted them but not yet pushed the frame, and checks that the next
+// stream is still the tree: the order kept for it must not be the
+// unfinished one. End also ends the paused iteration of the parent's map
+// (its goroutine).
 func TestStreamEndedAtALargeParent(t *testing.T) {
-	for _, prepared := range []bool{false, true} {
+	for _, stage := range []orderStage{stageGather, stageSort, stageReady} {
 		tr := New()
 		tr.Create("/p", nil, OpenACL, 0, 1, 1)
 		zxid := int64(1)
@@ -500,6 +519,7 @@ func TestStreamEndedAtALargeParent(t *testing.T) {
 			zxid++
 			tr.Create(fmt.Sprintf("/p/c%05d", (i*7919)%(2*deferMin)), nil, OpenACL, 0, zxid, zxid)
 		}
+		goroutines := runtime.NumGoroutine()
 		s := tr.BeginStream()
 		for range 10 {
 			if s.Next(nil, 2); s.work != nil {
@@ -509,17 +529,28 @@ func TestStreamEndedAtALargeParent(t *testing.T) {
 		if s.work == nil || s.work.fresh == nil {
 			t.Fatal("the stream did not stop at the large parent with an order for the next stream")
 		}
+		s.Next(nil, 100) // gathers some
 		zxid++
 		tr.Create("/p/late", nil, OpenACL, 0, zxid, zxid)
-		if prepared {
-			s.Prepare()
+		for s.work.stage < stage {
+			if s.work.stage.locked() {
+				s.Next(nil, 1000)
+			} else {
+				s.Prepare()
+			}
+		}
+		if s.work.stage != stage {
+			t.Fatalf("the stream went on to stage %d, want %d", s.work.stage, stage)
 		}
 		s.End()
+		if n := runtime.NumGoroutine(); n > goroutines {
+			t.Fatalf("stage %d: %d goroutines after End, %d before the stream", stage, n, goroutines)
+		}
 		zxid++
 		tr.Delete("/p/c00003", zxid)
 		want := tr.AppendSnapshot(nil)
 		if !bytes.Equal(drainStream(tr.BeginStream(), 100), want) {
-			t.Fatalf("prepared %v: the stream after one ended at the parent differs from the tree", prepared)
+			t.Fatalf("stage %d: the stream after one ended at the parent differs from the tree", stage)
 		}
 	}
 }
