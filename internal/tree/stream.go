@@ -227,17 +227,22 @@ func (s *Stream) hasKids(n *Node) bool {
 	if !ok {
 		return len(n.children) > 0
 	}
-	count := len(n.children)
+	// Without reading all of d when it is long (a parent whose children
+	// are being removed under a stream): each name in d can hide at most
+	// one child, and one that held a child at the start settles it.
+	if len(n.children) > len(d) {
+		return true
+	}
+	added := 0
 	for name, old := range d {
-		_, now := n.children[name]
-		switch {
-		case old == nil && now:
-			count-- // added since
-		case old != nil && !now:
-			count++ // removed since
+		if old != nil {
+			return true
+		}
+		if _, now := n.children[name]; now {
+			added++ // added since
 		}
 	}
-	return count > 0
+	return len(n.children) > added
 }
 
 // Next appends up to max more nodes to b and reports whether the stream is
@@ -368,9 +373,11 @@ type orderWork struct {
 	// kids are only a length until finish completes it.
 	fresh *childOrder
 	// Merging: kept is the parent's kept order when the stream reached it;
-	// changed a copy of its changed names then (copied of them), sorted,
-	// each once from stageClassify on, with the index in kept.kids of each
-	// (or where it would be) in at, and whether it is there in found.
+	// changed its changed names then (copied of them: apply only appends
+	// to the list, so they stay as they are), copied and sorted by
+	// prepare, each once from stageClassify on, with the index in
+	// kept.kids of each (or where it would be) in at, and whether it is
+	// there in found.
 	kept        *childOrder
 	changed     []string
 	copied      int
@@ -440,7 +447,8 @@ func (s *Stream) begin(w *orderWork, path string, n *Node) {
 			return
 		}
 		s.merged++
-		w.stage, w.kept, w.changed, w.copied = stageSort, o, slices.Clone(o.changed), len(o.changed)
+		k := len(o.changed)
+		w.stage, w.kept, w.changed, w.copied = stageSort, o, o.changed[:k:k], k
 		return
 	}
 	// The children are gathered (gather) and sorted (prepare) later: a
@@ -564,7 +572,10 @@ func (s *Stream) prepare(w *orderWork) {
 		// In name order, each name once: then the indexes found in
 		// kept.kids ascend, each search starts where the last one
 		// ended, and added, gone and stale come out sorted. Only
-		// streams read or write the kept order's kids.
+		// streams read or write the kept order's kids. The copy is
+		// prepare's (without the lock): apply may be appending to the
+		// list, and reading the names it holds already needs no lock.
+		w.changed = slices.Clone(w.changed)
 		slices.Sort(w.changed)
 		w.changed = slices.Compact(w.changed)
 		w.at, w.found = make([]int, len(w.changed)), make([]bool, len(w.changed))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 	"testing"
@@ -405,8 +406,17 @@ func TestStreamSortsWithoutTheLock(t *testing.T) {
 			t.Fatalf("%s: Next went on to stage %d under the lock", step, w.stage)
 		}
 		create("during-" + step) // after the stream began: it must not show
+		var listed []string
+		if step == "merge" {
+			listed = slices.Clone(w.kept.changed)
+		}
 		s.Prepare()
 		if step == "merge" {
+			// The kept order's list of changed names, which apply
+			// appends to meanwhile, is only read.
+			if !slices.Equal(w.kept.changed[:len(listed)], listed) {
+				t.Fatal("merge: Prepare changed the kept order's list of changed names")
+			}
 			if w.stage != stageClassify {
 				t.Fatalf("merge: Prepare left stage %d, want the lookups", w.stage)
 			}
