@@ -105,7 +105,7 @@ func (t *Tree) BeginStream() *Stream {
 
 // End closes the stream and drops the saved copies. An order kept for the
 // next stream that finish did not complete (the stream ended early) is
-// dropped.
+// dropped, and a paused gathering of a parent's children (gather) ended.
 func (s *Stream) End() {
 	if s.t.stream == s {
 		s.t.stream = nil
