@@ -45,7 +45,6 @@ type Stream struct {
 	header    bool
 	cacheHits int // frames whose order came from Tree.order (for tests)
 	merged    int // of those, the ones that merged changed names in
-	lookups   int // children looked up by name (for tests)
 	// work is the parent whose children Next is putting in order, if
 	// any (see Prepare); deferMin the fewest children for which it does
 	// so across calls (the constant deferMin; tests lower it); inline
@@ -63,10 +62,9 @@ type kidsDelta map[string]*Node
 
 // streamFrame is a node whose children are being streamed: their names as
 // the stream saw them when it reached the parent, sorted, with the child
-// each had at the stream's start where known. Taking them then is right:
-// they are derived from the live children and the names changed since the
-// start (kidsDelta); a child not known is looked up in the parent's
-// children as of the start (kid).
+// each had at the stream's start. Taking them then is right: they are
+// derived from the live children and the names changed since the start
+// (kidsDelta), or from the parent's kept order and those changes.
 type streamFrame struct {
 	path   string // the parent's path, with a trailing "/" except for the root
 	parent *Node
@@ -74,10 +72,9 @@ type streamFrame struct {
 	next   int
 }
 
-// child is a child's name and, when known, its node (nil: look it up).
-// Walking a large parent's children in order by their nodes instead of
-// looking each name up in the parent's map takes a fifth to a half of the
-// time (BenchmarkStream).
+// child is a child's name and its node. Walking a large parent's children
+// in order by their nodes instead of looking each name up in the parent's
+// map takes a fifth to a half of the time (BenchmarkStream).
 type child struct {
 	name string
 	n    *Node
@@ -200,21 +197,23 @@ func (s *Stream) atStart(d kidsDelta, name string, c *Node) bool {
 	return c != nil && c.Czxid <= s.since
 }
 
+// startKid returns the child called name that a parent whose deltas are d
+// had when the stream began, given that it had one (atStart); c is its
+// live child of that name, or nil. Nodes are never reused: the same node
+// stays the name's at the start for the rest of the stream.
+func (s *Stream) startKid(d kidsDelta, name string, c *Node) *Node {
+	if old, ok := d[name]; ok {
+		return old
+	}
+	return c
+}
+
 // state returns n as it was when the stream began.
 func (s *Stream) state(n *Node) *Node {
 	if old, ok := s.saved[n]; ok {
 		return old
 	}
 	return n
-}
-
-// kid returns n's child called name as it was when the stream began, or
-// nil.
-func (s *Stream) kid(n *Node, name string) *Node {
-	if c, ok := s.savedKids[n][name]; ok {
-		return c
-	}
-	return n.children[name]
 }
 
 // hasKids reports whether n had children when the stream began. It may
@@ -288,18 +287,10 @@ func (s *Stream) Next(b []byte, max int) ([]byte, bool) {
 			s.stack = s.stack[:len(s.stack)-1]
 			continue // popping appends nothing
 		}
-		c := &f.kids[f.next]
+		c := f.kids[f.next]
 		f.next++
 		max--
 		name, n := c.name, c.n
-		if n == nil {
-			s.lookups++
-			n = s.kid(f.parent, name)
-			// Kept for the next stream's order: a name changed since
-			// this stream began is in that order's changed names, whose
-			// nodes it does not use.
-			c.n = n
-		}
 		// The path goes straight into b: only a node with children needs
 		// it as a string, for its frame.
 		start := len(b)
@@ -384,8 +375,9 @@ type orderWork struct {
 	at          []int
 	found       []bool
 	next        int      // changed names looked up so far
-	back        []child  // names at the start, not in kept.kids
+	back        []child  // names at the start, not in kept.kids, with their nodes then
 	gone, stale []int    // indexes in kept.kids, ascending
+	staleNodes  []*Node  // the nodes of the names at stale at the start
 	added       []string // names added since the stream began
 }
 
@@ -587,7 +579,7 @@ func (s *Stream) prepare(w *orderWork) {
 		}
 		w.stage = stageClassify
 	case stageMerge:
-		w.kids = mergeSorted(w.kept.kids, w.gone, w.stale, w.back)
+		w.kids = mergeSorted(w.kept.kids, w.gone, w.stale, w.staleNodes, w.back)
 		w.stage = stageReady
 	}
 }
@@ -611,11 +603,11 @@ func (s *Stream) classify(w *orderWork, max int) int {
 		}
 		switch now := s.atStart(d, name, c); {
 		case now && !kept:
-			w.back = append(w.back, child{name: name})
+			w.back = append(w.back, child{name, s.startKid(d, name, c)})
 		case !now && kept:
 			w.gone = append(w.gone, i)
-		case now && kept:
-			w.stale = append(w.stale, i) // its node may have changed
+		case now && kept: // its node may have changed
+			w.stale, w.staleNodes = append(w.stale, i), append(w.staleNodes, s.startKid(d, name, c))
 		}
 	}
 	if w.next == len(w.changed) {
@@ -649,10 +641,10 @@ func byName(c child, name string) int { return strings.Compare(c.name, name) }
 func compareKids(a, b child) int { return strings.Compare(a.name, b.name) }
 
 // mergeSorted returns the sorted list a without the entries at the indexes
-// gone, with the nodes of the entries at the indexes stale forgotten (both
-// ascending), and with the entries of the sorted list b, none of whose
-// names is in a.
-func mergeSorted(a []child, gone, stale []int, b []child) []child {
+// gone, with the nodes of the entries at the indexes stale replaced by
+// nodes (both ascending), and with the entries of the sorted list b, none
+// of whose names is in a.
+func mergeSorted(a []child, gone, stale []int, nodes []*Node, b []child) []child {
 	if len(gone) == 0 && len(stale) == 0 && len(b) == 0 {
 		return a
 	}
@@ -664,8 +656,8 @@ func mergeSorted(a []child, gone, stale []int, b []child) []child {
 			continue
 		}
 		if len(stale) > 0 && stale[0] == i {
-			stale = stale[1:]
-			c.n = nil
+			c.n = nodes[0]
+			stale, nodes = stale[1:], nodes[1:]
 		}
 		for j < len(b) && b[j].name < c.name {
 			out = append(out, b[j])

@@ -46,10 +46,10 @@ type Tree struct {
 // the stream that sorted them, and the names that changed since.
 type childOrder struct {
 	// kids are sorted by name; their nodes are those the names had at
-	// the start of the stream that sorted them (nil where not known yet),
-	// which hold for every name not in changed. Only a stream fills in
-	// nodes; nothing else modifies kids once stored. A node deleted since
-	// stays referenced here until the next stream replaces the order.
+	// the start of the stream that sorted them, which hold for every name
+	// not in changed. Nothing modifies kids once stored. A node deleted
+	// since stays referenced here until the next stream replaces the
+	// order.
 	kids []child
 	// changed lists the names added or removed since kids' stream began,
 	// in the order they changed, a name once per change: noting a change
