@@ -66,10 +66,9 @@ type kidsDelta map[string]*Node
 // derived from the live children and the names changed since the start
 // (kidsDelta), or from the parent's kept order and those changes.
 type streamFrame struct {
-	path   string // the parent's path, with a trailing "/" except for the root
-	parent *Node
-	kids   []child
-	next   int
+	path string // the parent's path, with a trailing "/" except for the root
+	kids []child
+	next int
 }
 
 // child is a child's name and its node. Walking a large parent's children
@@ -633,7 +632,7 @@ func (s *Stream) finish(w *orderWork) {
 	default:
 		s.t.order[n] = &childOrder{kids: w.kids, changed: changedNames(s.savedKids[n], w.added, o.changed[w.copied:])}
 	}
-	s.stack = append(s.stack, streamFrame{path: w.path, parent: n, kids: w.kids})
+	s.stack = append(s.stack, streamFrame{path: w.path, kids: w.kids})
 }
 
 func byName(c child, name string) int { return strings.Compare(c.name, name) }
