@@ -187,24 +187,18 @@ func (s *Stream) addedSince(d kidsDelta, name string, c *Node) bool {
 	return !recorded
 }
 
-// atStart reports whether a parent whose deltas are d had a child called
-// name when the stream began; c is its live child of that name, or nil.
-func (s *Stream) atStart(d kidsDelta, name string, c *Node) bool {
-	if old, ok := d[name]; ok {
-		return old != nil
-	}
-	return c != nil && c.Czxid <= s.since
-}
-
-// startKid returns the child called name that a parent whose deltas are d
-// had when the stream began, given that it had one (atStart); c is its
-// live child of that name, or nil. Nodes are never reused: the same node
-// stays the name's at the start for the rest of the stream.
-func (s *Stream) startKid(d kidsDelta, name string, c *Node) *Node {
+// atStart returns the child called name that a parent whose deltas are d
+// had when the stream began, or nil if it had none; c is its live child of
+// that name, or nil. Nodes are never reused: what it returns stays the
+// name's child at the start for the rest of the stream.
+func (s *Stream) atStart(d kidsDelta, name string, c *Node) *Node {
 	if old, ok := d[name]; ok {
 		return old
 	}
-	return c
+	if c != nil && c.Czxid <= s.since {
+		return c
+	}
+	return nil
 }
 
 // state returns n as it was when the stream began.
@@ -600,13 +594,13 @@ func (s *Stream) classify(w *orderWork, max int) int {
 			// reached n, was noted in the kept order's changed names.
 			w.added = append(w.added, name)
 		}
-		switch now := s.atStart(d, name, c); {
-		case now && !kept:
-			w.back = append(w.back, child{name, s.startKid(d, name, c)})
-		case !now && kept:
+		switch start := s.atStart(d, name, c); {
+		case start != nil && !kept:
+			w.back = append(w.back, child{name, start})
+		case start == nil && kept:
 			w.gone = append(w.gone, i)
-		case now && kept: // its node may have changed
-			w.stale, w.staleNodes = append(w.stale, i), append(w.staleNodes, s.startKid(d, name, c))
+		case start != nil && kept: // its node may have changed
+			w.stale, w.staleNodes = append(w.stale, i), append(w.staleNodes, start)
 		}
 	}
 	if w.next == len(w.changed) {
