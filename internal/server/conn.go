@@ -513,13 +513,12 @@ func (c *conn) respond() {
 				return
 			}
 			if it.entry != nil {
-				call, err := c.s.propose(c.s.ctx, it.entry)
+				call, err := c.s.proposeFor(c.s.ctx, it.entry, c, it)
 				if err != nil {
 					c.log.Warn("closing connection: proposal failed", "op", it.op.String(), "err", err)
 					c.release(len(pend) + 1)
 					return
 				}
-				it.call = call
 				c.s.lastMu.Lock()
 				c.s.lastWrite[c.sessionID] = call
 				c.s.lastMu.Unlock()
@@ -623,9 +622,17 @@ func (c *conn) finish(it *item) {
 		c.close()
 		return
 	}
-	// The reply is encoded straight into the outbound queue.
-	c.sent(c.out.end(c.appendWriteReply(c.out.begin(), it)))
+	if !it.call.replied {
+		c.queueWriteReply(it)
+	}
 	c.finishStats(it)
+}
+
+// queueWriteReply encodes the reply of an applied write straight into the
+// outbound queue. Apply calls it (see Server.Apply); it does not wake the
+// responder, which the write's completion wakes.
+func (c *conn) queueWriteReply(it *item) {
+	c.sent(c.out.end(c.appendWriteReply(c.out.begin(), it)))
 }
 
 // inlineRead answers a read on the reader goroutine when nothing of this

@@ -101,3 +101,54 @@ func TestSessionSurvivesRestart(t *testing.T) {
 		t.Fatalf("getEphemerals after reattach: %v %+v", h.Err, r)
 	}
 }
+
+// TestWriteReplyBeforeLaterEvents checks that a connection sees its
+// writes' replies and its watch events in the order of the log, as
+// ZooKeeper sends them (FinalRequestProcessor answers each write before the
+// next one is applied): the reply of a write applied before another
+// client's change comes before that change's event. Apply queues a write's
+// reply itself; when the connection's responder queued it, an event of an
+// entry applied right after (in the same batch) could overtake it.
+func TestWriteReplyBeforeLaterEvents(t *testing.T) {
+	s := startServer(t, nil)
+	w := dial(t, s.Addr().String())
+	other := dial(t, s.Addr().String())
+	w.mustCreate("/a", "", 0)
+	w.mustCreate("/b", "", 0)
+	const writes = 40
+	for round := 0; round < 30; round++ {
+		if h, _ := w.call(proto.OpExists, &proto.ExistsRequest{Path: "/b", Watch: true}, nil); h.Err != proto.ErrOK {
+			t.Fatalf("round %d: exists: %v", round, h.Err)
+		}
+		for i := 0; i < writes; i++ {
+			w.send(proto.OpSetData, &proto.SetDataRequest{Path: "/a", Data: []byte{byte(i)}, Version: -1})
+			if i == writes/2 {
+				other.send(proto.OpSetData, &proto.SetDataRequest{Path: "/b", Data: []byte{byte(round)}, Version: -1})
+			}
+		}
+		var event int64 // the event's zxid, once seen
+		for replies := 0; replies < writes; {
+			f := w.next()
+			if f.hdr.Xid == proto.XidNotification {
+				event = f.hdr.Zxid
+				continue
+			}
+			if f.hdr.Err != proto.ErrOK {
+				t.Fatalf("round %d: setData: %v", round, f.hdr.Err)
+			}
+			if event != 0 && f.hdr.Zxid < event {
+				t.Fatalf("round %d: the reply of the write at zxid 0x%x came after the event of zxid 0x%x", round, f.hdr.Zxid, event)
+			}
+			replies++
+		}
+		if event == 0 {
+			// The change to /b came after the last reply: its event follows.
+			if f := w.next(); f.hdr.Xid != proto.XidNotification {
+				t.Fatalf("round %d: got xid %d, want the event", round, f.hdr.Xid)
+			}
+		}
+		if f := other.next(); f.hdr.Err != proto.ErrOK {
+			t.Fatal(f.hdr.Err)
+		}
+	}
+}

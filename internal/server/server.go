@@ -110,6 +110,12 @@ type call struct {
 	start time.Time  // when proposed, with metrics on (metrics.go)
 	s     *Server
 	id    uint64 // the proposal's ReqID
+	// conn and it, for a client's write, are the connection and request
+	// it answers: apply queues the reply (replied), in the log's order
+	// with the events of the entries around it.
+	conn    *conn
+	it      *item
+	replied bool
 	// ops and changes are room for res.Ops and res.Changes, so that
 	// applying a write of one op allocates neither.
 	ops     [1]fsm.OpResult
@@ -318,6 +324,13 @@ var errStopped = errors.New("server: stopped")
 // propose sends e through the log and returns a call completed when it has
 // been applied.
 func (s *Server) propose(ctx context.Context, e *fsm.Entry) (*call, error) {
+	return s.proposeFor(ctx, e, nil, nil)
+}
+
+// proposeFor proposes a client's write e, request it of connection to:
+// apply queues its reply on to (see call). to and it are nil for the
+// server's own proposals.
+func (s *Server) proposeFor(ctx context.Context, e *fsm.Entry, to *conn, it *item) (*call, error) {
 	if s.closed.Load() {
 		return nil, errStopped
 	}
@@ -329,8 +342,11 @@ func (s *Server) propose(ctx context.Context, e *fsm.Entry) (*call, error) {
 		// fsm.Entry.Term).
 		e.Term = s.node.Term()
 	}
-	c := &call{done: make(chan struct{}), entry: e, start: s.metrics.proposalStart(), s: s, id: id}
+	c := &call{done: make(chan struct{}), entry: e, start: s.metrics.proposalStart(), s: s, id: id, conn: to, it: it}
 	c.res.Ops, c.res.Changes = c.ops[:0], c.changes[:0]
+	if it != nil {
+		it.call = c // before apply can see the call
+	}
 	s.pendMu.Lock()
 	s.pending[id] = c
 	s.pendMu.Unlock()
@@ -415,13 +431,17 @@ func (m *machine) Apply(index, term uint64, data []byte) {
 		res.Ops, res.Changes = a.ops[:0], a.changes[:0]
 		s.fsm.ApplyTo(index, data, res)
 	}
-	s.zxid.Store(res.Zxid)
 	for i := range res.Changes {
 		ch := &res.Changes[i]
 		s.watches.Trigger(ch.Type, ch.Path, res.Zxid, func(w watch.Watcher) bool {
 			return w.(*conn).canRead(ch.ACL)
 		})
 	}
+	// Published after the entry's events are queued: a reply that carries
+	// the zxid without the state lock (a ping's, an error's) then comes
+	// after them, so a client that reconnects with that zxid has not
+	// missed an event its setWatches would not fire again.
+	s.zxid.Store(res.Zxid)
 	switch res.Type {
 	case fsm.EntryCreateSession:
 		if ss := s.fsm.Session(res.Session); ss != nil {
@@ -433,6 +453,20 @@ func (m *machine) Apply(index, term uint64, data []byte) {
 		}
 	}
 	s.mu.Unlock()
+	if c != nil && c.conn != nil && res.Err != proto.ErrSessionMoved {
+		// The reply goes out after this entry's events and before the
+		// next entry's, as ZooKeeper's FinalRequestProcessor answers a
+		// write before it applies the next: left to the connection's
+		// responder, it could come after events of entries applied
+		// meanwhile.
+		c.conn.queueWriteReply(c.it)
+		c.replied = true
+	}
+	if c != nil {
+		// The item is recycled once answered; the call may outlive it
+		// (Server.lastWrite).
+		c.conn, c.it = nil, nil
+	}
 	if res.Type == fsm.EntryCloseSession && res.Err == proto.ErrOK {
 		s.lastMu.Lock()
 		delete(s.lastWrite, res.Session)
