@@ -284,29 +284,29 @@ func whoAmI(auth []proto.ID) *proto.WhoAmIResponse {
 // setWatches re-registers a reconnecting client's watches with ZooKeeper's
 // relativeZxid rules (DataTree.setWatches): a watch whose event the client
 // missed fires at once (zxid -1), the others are armed again. Persistent
-// watches are only re-armed.
+// watches are only re-armed. The events fired here are not filtered by the
+// node's ACL, as ZooKeeper's are not (it hands them to the connection
+// without an ACL to check): a watch that fires is not armed again, so
+// dropping its event would lose the watch without a word.
 func (s *Server) setWatches(c *conn, rel int64, data, exist, child, persistent, recursive []string) {
 	t := s.fsm.Tree()
-	fire := func(typ proto.EventType, path string, n *tree.Node) {
-		if n != nil && !c.canRead(t.ACL(n)) {
-			return
-		}
+	fire := func(typ proto.EventType, path string) {
 		c.Notify(proto.WatcherEvent{Type: typ, State: proto.StateSyncConnected, Path: path}, -1)
 	}
 	for _, p := range data {
 		n := lookup(t, p)
 		switch {
 		case n == nil:
-			fire(proto.EventNodeDeleted, p, nil)
+			fire(proto.EventNodeDeleted, p)
 		case n.Mzxid > rel:
-			fire(proto.EventNodeDataChanged, p, n)
+			fire(proto.EventNodeDataChanged, p)
 		default:
 			s.watches.Add(p, watch.Data, c)
 		}
 	}
 	for _, p := range exist {
 		if n := lookup(t, p); n != nil {
-			fire(proto.EventNodeCreated, p, n)
+			fire(proto.EventNodeCreated, p)
 		} else {
 			s.watches.Add(p, watch.Data, c)
 		}
@@ -315,9 +315,9 @@ func (s *Server) setWatches(c *conn, rel int64, data, exist, child, persistent, 
 		n := lookup(t, p)
 		switch {
 		case n == nil:
-			fire(proto.EventNodeDeleted, p, nil)
+			fire(proto.EventNodeDeleted, p)
 		case n.Pzxid > rel:
-			fire(proto.EventNodeChildrenChanged, p, n)
+			fire(proto.EventNodeChildrenChanged, p)
 		default:
 			s.watches.Add(p, watch.Child, c)
 		}
