@@ -38,6 +38,9 @@ type Server struct {
 	// snapPiece is how many znodes a snapshot writes per hold of mu
 	// (snapshotPiece).
 	snapPiece int
+	// expiryPropose, if set (by tests), replaces the proposal of a
+	// session's close by the expiry loop.
+	expiryPropose func(context.Context, *fsm.Entry) (*call, error)
 
 	// mu serialises apply with reads of the state machine.
 	mu      sync.RWMutex
@@ -583,9 +586,12 @@ func (s *Server) sessionClosed(id int64) {
 	}
 }
 
-// expiryLoop proposes the close of every session whose deadline passed.
+// expiryLoop proposes the close of every session whose deadline passed,
+// and tracks a session again if its close was lost (retrackLostExpiries).
 func (s *Server) expiryLoop() {
+	var proposed []expiry
 	s.every(s.cfg.TickTime, func(now time.Time) {
+		proposed = s.retrackLostExpiries(proposed, now)
 		// Only the leader decides expiry, once for the ensemble.
 		if !s.cfg.Standalone() && !s.expires.Load() {
 			return
@@ -594,13 +600,63 @@ func (s *Server) expiryLoop() {
 			s.log.Info("expiring session", "session", fmt.Sprintf("0x%x", id))
 			s.metrics.expired()
 			ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
-			_, err := s.propose(ctx, &fsm.Entry{Type: fsm.EntryCloseSession, Session: id, Time: now.UnixMilli()})
+			c, err := s.proposeExpiry(ctx, &fsm.Entry{Type: fsm.EntryCloseSession, Session: id, Time: now.UnixMilli()})
 			cancel()
 			if err != nil && !s.closed.Load() {
 				s.log.Warn("proposing session expiry failed", "session", fmt.Sprintf("0x%x", id), "err", err)
 			}
+			proposed = append(proposed, expiry{id: id, call: c})
 		}
 	})
+}
+
+// expiry is a session close the expiry loop proposed; call is nil if the
+// proposal was refused.
+type expiry struct {
+	id   int64
+	call *call
+}
+
+// proposeExpiry proposes a session's close for the expiry loop: s.propose,
+// unless a test replaced it (Server.expiryPropose).
+func (s *Server) proposeExpiry(ctx context.Context, e *fsm.Entry) (*call, error) {
+	if s.expiryPropose != nil {
+		return s.expiryPropose(ctx, e)
+	}
+	return s.propose(ctx, e)
+}
+
+// retrackLostExpiries looks at the session closes the expiry loop proposed
+// and returns those still under way. A session whose close was refused or
+// lost (dropped by raft, or failed with a change of leader) while the
+// session is still open is tracked again with a fresh timeout, so that it
+// expires later: Tracker.Expired stopped tracking it, and otherwise no
+// member would ever expire it again if this one went on leading (or led
+// again before another member expired it), leaving its ephemerals behind
+// for good. ZooKeeper rebuilds its session tracker from the database at
+// every election, with the same effect.
+func (s *Server) retrackLostExpiries(proposed []expiry, now time.Time) []expiry {
+	kept := proposed[:0]
+	for _, p := range proposed {
+		if p.call != nil && !ready(p.call.done) {
+			kept = append(kept, p)
+			continue
+		}
+		if p.call != nil && p.call.res.Err != proto.ErrConnectionLoss {
+			continue // applied
+		}
+		// Under the read lock apply cannot close the session between
+		// the look and the tracking (it stops tracking a closed session
+		// under the write lock).
+		s.mu.RLock()
+		if ss := s.fsm.Session(p.id); ss != nil && s.tracker.Get(p.id) == nil {
+			s.tracker.Add(p.id, time.Duration(ss.Timeout)*time.Millisecond, now)
+			s.log.Warn("a session's expiry was lost; it will expire again after its timeout", "session", fmt.Sprintf("0x%x", p.id))
+		}
+		s.mu.RUnlock()
+	}
+	clear(proposed[len(kept):])
+	return kept
 }
 
 // every calls f with the tick's time every d until the server stops. It is
