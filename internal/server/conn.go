@@ -13,6 +13,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/paddockhq/paddock/internal/acl"
@@ -47,9 +48,23 @@ type conn struct {
 	out   outQueue
 	// inflight counts items handed to the responder and not yet answered.
 	inflight atomic.Int64
+	// proposed numbers the connection's writes as the responder proposes
+	// them (call.seq); answered is the number of the last one answered.
+	// Apply queues a write's reply only if it is the next one to answer,
+	// so replies stay in request order even if an earlier write is lost.
+	proposed int64
+	answered atomic.Int64
 	// wmu serialises socket writes (the responder's, and the reader's
-	// inline reads).
+	// inline reads) and guards writing and written.
 	wmu sync.Mutex
+	// writing is set while a writeBehind goroutine owns the socket's
+	// write side: the client has not taken everything written so far.
+	// written is closed when that goroutine ends.
+	writing bool
+	written chan struct{}
+	// raw is the socket's raw connection, for writes that do not wait
+	// (tryWrite); nil where the connection has none.
+	raw syscall.RawConn
 	// free recycles the items of answered reads (see newItem).
 	free sync.Pool
 
@@ -106,6 +121,11 @@ func (s *Server) newConn(nc net.Conn) *conn {
 	ids := []proto.ID{{Scheme: acl.IP, ID: host}}
 	c.auth.Store(&ids)
 	c.stats.established = time.Now()
+	if sc, ok := nc.(syscall.Conn); ok {
+		if raw, err := sc.SyscallConn(); err == nil {
+			c.raw = raw
+		}
+	}
 	return c
 }
 
@@ -501,19 +521,26 @@ func (c *conn) respond() {
 			pend[0] = nil
 			pend = pend[1:]
 			c.freeItem(it)
+			if ready(c.done) {
+				// finish closed the connection (a lost write): propose
+				// nothing more, or a later write could apply without it.
+				c.release(len(pend))
+				return
+			}
 			if closing {
 				c.release(len(pend))
-				c.flush()
+				c.flushAll()
 				return
 			}
 		case it, ok := <-c.items:
 			if !ok {
 				c.awaitAll(pend)
-				c.flush()
+				c.flushAll()
 				return
 			}
 			if it.entry != nil {
-				call, err := c.s.proposeFor(c.s.ctx, it.entry, c, it)
+				c.proposed++
+				call, err := c.s.proposeFor(c.s.ctx, it.entry, c, it, c.proposed)
 				if err != nil {
 					c.log.Warn("closing connection: proposal failed", "op", it.op.String(), "err", err)
 					c.release(len(pend) + 1)
@@ -526,7 +553,8 @@ func (c *conn) respond() {
 				continue
 			}
 			if !c.awaitAll(pend) {
-				c.flush()
+				c.release(1) // it, which gets no reply
+				c.flushAll()
 				return
 			}
 			pend = pend[:0]
@@ -537,7 +565,7 @@ func (c *conn) respond() {
 				if err != nil {
 					c.log.Warn("closing connection: sync could not reach the leader", "err", err)
 					c.release(1)
-					c.flush()
+					c.flushAll()
 					return
 				}
 			}
@@ -546,7 +574,7 @@ func (c *conn) respond() {
 			closing := it.close
 			c.freeItem(it)
 			if closing {
-				c.flush()
+				c.flushAll()
 				return
 			}
 		}
@@ -571,17 +599,75 @@ func ready(ch <-chan struct{}) bool {
 func (c *conn) flush() bool {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
+	if c.writing {
+		return true // writeBehind takes what is queued
+	}
 	for {
 		b := c.out.take()
 		if len(b) == 0 {
 			c.out.recycle(b)
 			return true
 		}
-		_, err := c.nc.Write(b)
-		c.out.recycle(b)
+		n, err := c.tryWrite(b)
 		if err != nil {
+			c.out.recycle(b)
 			return false
 		}
+		if n < len(b) {
+			c.writing = true
+			c.written = make(chan struct{})
+			go c.writeBehind(b, n, c.written)
+			return true
+		}
+		c.out.recycle(b)
+	}
+}
+
+// writeBehind writes b[off:], which the socket did not take at once, and
+// then whatever is queued meanwhile, until the queue is empty; a socket
+// error closes the connection. It closes done when it returns.
+func (c *conn) writeBehind(b []byte, off int, done chan struct{}) {
+	defer close(done)
+	for {
+		_, err := c.nc.Write(b[off:])
+		c.out.recycle(b)
+		c.wmu.Lock()
+		if err != nil {
+			c.writing = false
+			c.wmu.Unlock()
+			c.close()
+			return
+		}
+		b, off = c.out.take(), 0
+		if len(b) == 0 {
+			c.writing = false
+			c.wmu.Unlock()
+			c.out.recycle(b)
+			return
+		}
+		c.wmu.Unlock()
+	}
+}
+
+// closeFlushTimeout bounds how long a closing connection waits for the
+// client to take its last replies.
+const closeFlushTimeout = 5 * time.Second
+
+// flushAll writes out everything queued and waits until it is written (or
+// the socket fails, the connection closes or closeFlushTimeout passes),
+// before the responder returns and the connection closes.
+func (c *conn) flushAll() {
+	c.flush()
+	c.wmu.Lock()
+	writing, done := c.writing, c.written
+	c.wmu.Unlock()
+	if !writing {
+		return
+	}
+	c.nc.SetWriteDeadline(time.Now().Add(closeFlushTimeout))
+	select {
+	case <-done:
+	case <-c.done:
 	}
 }
 
@@ -608,11 +694,13 @@ func (c *conn) awaitAll(pend []*item) bool {
 }
 
 // finish sends the reply of an applied write. A write raft dropped closes
-// the connection, as ZooKeeper does when it loses a request.
+// the connection, as ZooKeeper does when it loses a request; its
+// outstanding slot is given back all the same.
 func (c *conn) finish(it *item) {
 	switch it.call.res.Err {
 	case proto.ErrConnectionLoss:
 		c.close()
+		c.release(1)
 		return
 	case proto.ErrSessionMoved:
 		// As ZooKeeper does (ZOOKEEPER-710): the connection is torn
@@ -620,10 +708,12 @@ func (c *conn) finish(it *item) {
 		// session back, if it still talks to this member.
 		c.log.Info("closing connection: the session has moved to another member", "session", fmt.Sprintf("0x%x", c.sessionID))
 		c.close()
+		c.release(1)
 		return
 	}
 	if !it.call.replied {
 		c.queueWriteReply(it)
+		c.answered.Store(it.call.seq)
 	}
 	c.finishStats(it)
 }

@@ -118,6 +118,7 @@ type call struct {
 	// with the events of the entries around it.
 	conn    *conn
 	it      *item
+	seq     int64 // the write's number on its connection (conn.proposed)
 	replied bool
 	// ops and changes are room for res.Ops and res.Changes, so that
 	// applying a write of one op allocates neither.
@@ -327,13 +328,13 @@ var errStopped = errors.New("server: stopped")
 // propose sends e through the log and returns a call completed when it has
 // been applied.
 func (s *Server) propose(ctx context.Context, e *fsm.Entry) (*call, error) {
-	return s.proposeFor(ctx, e, nil, nil)
+	return s.proposeFor(ctx, e, nil, nil, 0)
 }
 
-// proposeFor proposes a client's write e, request it of connection to:
-// apply queues its reply on to (see call). to and it are nil for the
-// server's own proposals.
-func (s *Server) proposeFor(ctx context.Context, e *fsm.Entry, to *conn, it *item) (*call, error) {
+// proposeFor proposes a client's write e, request it of connection to,
+// the connection's write number seq: apply queues its reply on to (see
+// call). to and it are nil for the server's own proposals.
+func (s *Server) proposeFor(ctx context.Context, e *fsm.Entry, to *conn, it *item, seq int64) (*call, error) {
 	if s.closed.Load() {
 		return nil, errStopped
 	}
@@ -345,7 +346,7 @@ func (s *Server) proposeFor(ctx context.Context, e *fsm.Entry, to *conn, it *ite
 		// fsm.Entry.Term).
 		e.Term = s.node.Term()
 	}
-	c := &call{done: make(chan struct{}), entry: e, start: s.metrics.proposalStart(), s: s, id: id, conn: to, it: it}
+	c := &call{done: make(chan struct{}), entry: e, start: s.metrics.proposalStart(), s: s, id: id, conn: to, it: it, seq: seq}
 	c.res.Ops, c.res.Changes = c.ops[:0], c.changes[:0]
 	if it != nil {
 		it.call = c // before apply can see the call
@@ -456,13 +457,16 @@ func (m *machine) Apply(index, term uint64, data []byte) {
 		}
 	}
 	s.mu.Unlock()
-	if c != nil && c.conn != nil && res.Err != proto.ErrSessionMoved {
+	if c != nil && c.conn != nil && res.Err != proto.ErrSessionMoved && c.conn.answered.Load() == c.seq-1 {
 		// The reply goes out after this entry's events and before the
 		// next entry's, as ZooKeeper's FinalRequestProcessor answers a
 		// write before it applies the next: left to the connection's
 		// responder, it could come after events of entries applied
-		// meanwhile.
+		// meanwhile. Only the connection's next reply, though: if an
+		// earlier write of it was lost, the responder closes the
+		// connection when it gets there, and this one gets no reply.
 		c.conn.queueWriteReply(c.it)
+		c.conn.answered.Store(c.seq)
 		c.replied = true
 	}
 	if c != nil {
