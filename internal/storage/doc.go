@@ -9,10 +9,11 @@
 // files named "<seq>-<firstIndex>.wal", both 16 lower-case hex digits: seq
 // counts segments from 0 without gaps, and firstIndex is the raft index the
 // first entry appended to the segment was expected to have (last index + 1
-// when the segment was created). A file "wal.lock" is held with flock(2)
-// while the WAL is open, so two processes cannot append to one log. Files
-// ending in ".wal.tmp" are half-created segments and are removed on open,
-// except a live spare (below).
+// when the segment was created); it can be lower than the previous
+// segment's when raft replaced the log's tail in that segment. A file
+// "wal.lock" is held with flock(2) while the WAL is open, so two processes
+// cannot append to one log. Files ending in ".wal.tmp" are half-created
+// segments and are removed on open, except a live spare (below).
 //
 // Every segment starts with a 36-byte header, all integers big-endian:
 //
@@ -88,11 +89,17 @@
 // Only the last segment can have a torn tail: a segment is fsynced before the
 // next one is created, and a segment appears under its final name only after
 // its header is durable. OpenWAL checks every record. In the last segment, a
-// bad record (short, bad length, unknown type or CRC mismatch) with no valid
-// record anywhere after it is a torn write: the tail is cut off and the cut is
-// logged. A bad record followed by a valid one, a bad record in an earlier
-// segment, a damaged header or a missing segment is corruption: OpenWAL (or
-// ReadAll) fails with a *CorruptError naming the file and byte offset, and
+// bad record (short, bad length, unknown type or CRC mismatch) is a torn
+// write when no valid record follows it (past the length its header
+// declares, when that is plausible: a valid record inside it is payload),
+// or when a 512-byte sector it overlaps reads as zeros (a power loss can
+// lose a page in the middle of an unsynced write and keep a later one):
+// the tail from the bad record on is cut off and the cut is logged
+// (torn.go has the rules). A bad record followed by a valid one, or whose
+// checksum matches its bytes up to a valid record inside the length it
+// declares (a damaged length field), a bad record in an earlier segment, a
+// damaged header or a missing segment is corruption: OpenWAL (or ReadAll)
+// fails with a *CorruptError naming the file and byte offset, and
 // errors.Is(err, ErrCorrupt) holds. Nothing is repaired silently.
 //
 // # Snapshots

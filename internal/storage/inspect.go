@@ -91,16 +91,9 @@ type WALSegment struct {
 // stopped, before its rename reached the disk: it is the last segment
 // (OpenWAL renames it into place), listed under its spare name.
 func ListWALSegments(dir string) ([]WALSegment, error) {
-	segs, err := listSegments(dir)
+	segs, _, err := walSegments(dir)
 	if err != nil {
 		return nil, err
-	}
-	spare, ok, err := liveSpare(dir, segs)
-	if err != nil {
-		return nil, err
-	}
-	if ok {
-		segs = append(segs, spare)
 	}
 	out := make([]WALSegment, 0, len(segs))
 	for _, s := range segs {
@@ -111,6 +104,24 @@ func ListWALSegments(dir string) ([]WALSegment, error) {
 		out = append(out, ws)
 	}
 	return out, nil
+}
+
+// walSegments returns the segments of the WAL in dir, oldest first, with a
+// live spare (see liveSpare) as the last one; spare reports whether there
+// is one.
+func walSegments(dir string) (segs []segment, spare bool, err error) {
+	segs, err = listSegments(dir)
+	if err != nil {
+		return nil, false, err
+	}
+	s, ok, err := liveSpare(dir, segs)
+	if err != nil {
+		return nil, false, err
+	}
+	if ok {
+		segs = append(segs, s)
+	}
+	return segs, ok, nil
 }
 
 // RecordKind is the type of a WAL record.
@@ -208,9 +219,10 @@ type HardState struct {
 	Term, Vote, Commit uint64
 }
 
-// TornTail is a last segment that ends in a record that does not decode,
-// with no valid record after it: a write cut short, by a crash or because
-// the segment is being appended to right now. OpenWAL cuts it off.
+// TornTail is a last segment that ends in a record that does not decode
+// and that OpenWAL's rules call torn (no valid record after it, or a
+// sector of it that reads as zeros): a write cut short, by a crash or
+// because the segment is being appended to right now. OpenWAL cuts it off.
 type TornTail struct {
 	Path   string
 	Offset int64 // where the partial record starts
@@ -220,21 +232,29 @@ type TornTail struct {
 
 // ScanWAL reads every segment of the WAL in dir, oldest first, checking the
 // headers and each record's checksum, and calls visit for each record in
-// order. It neither takes the WAL's lock nor changes anything, so it may run
-// while a server appends to the WAL: what was written after a segment was
-// read is not seen, and a record being written shows as a torn tail.
+// order. The segments are those ListWALSegments lists: a live spare is the
+// last (read under its final name if a running server renamed it in the
+// meantime). It neither takes the WAL's lock nor changes anything, so it
+// may run while a server appends to the WAL: what was written after a
+// segment was read is not seen, and a record being written shows as a torn
+// tail.
 //
-// Damage follows OpenWAL's rules: a bad record in the last segment with no
-// valid record after it is returned as torn (and the scan succeeds); any
-// other damage fails with a *CorruptError naming the file and offset. An
+// Damage follows OpenWAL's rules (the same function decides): a torn bad
+// record in the last segment is returned as torn (and the scan succeeds);
+// any other damage fails with a *CorruptError naming the file and offset. An
 // error from visit stops the scan and is returned as is.
 func ScanWAL(dir string, visit func(*WALRecord) error) (segs []WALSegment, torn *TornTail, err error) {
-	ss, err := listSegments(dir)
+	ss, spare, err := walSegments(dir)
 	if err != nil {
 		return nil, nil, err
 	}
 	for i, s := range ss {
 		data, err := os.ReadFile(s.path)
+		if spare && i == len(ss)-1 && errors.Is(err, os.ErrNotExist) {
+			// A running server renamed the spare into place since.
+			s.path = filepath.Join(dir, segmentName(s.seq, s.first))
+			data, err = os.ReadFile(s.path)
+		}
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				return segs, nil, fmt.Errorf("storage: WAL segment %s disappeared while being read (a running server released it; run again): %w", s.path, err)
@@ -270,13 +290,8 @@ func ScanWAL(dir string, visit func(*WALRecord) error) (segs []WALSegment, torn 
 		if i < len(ss)-1 {
 			return segs, nil, &CorruptError{Path: s.path, Offset: int64(bad.offset), Err: bad.err}
 		}
-		switch at, found, exhausted := validRecordAfter(data, bad.offset+1); {
-		case found:
-			return segs, nil, &CorruptError{Path: s.path, Offset: int64(bad.offset),
-				Err: fmt.Errorf("%w, and a valid record follows at offset %d", bad.err, at)}
-		case exhausted:
-			return segs, nil, &CorruptError{Path: s.path, Offset: int64(bad.offset),
-				Err: fmt.Errorf("%w, followed by too much damage to tell a torn write from corruption", bad.err)}
+		if err := tailDamage(s.path, data, bad); err != nil {
+			return segs, nil, err
 		}
 		torn = &TornTail{Path: s.path, Offset: int64(bad.offset), Bytes: int64(len(data) - bad.offset), Reason: bad.err}
 	}

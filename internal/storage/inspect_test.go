@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"go.etcd.io/raft/v3/raftpb"
 
@@ -129,5 +131,60 @@ func TestSnapshotInfoFromPathAndBody(t *testing.T) {
 		if err != nil || string(b) != "body" {
 			t.Fatalf("Body = %q, %v", b, err)
 		}
+	}
+}
+
+// TestScanWALLiveSpare checks that ScanWAL reads, as the last segment, a
+// spare that a roll had begun appending to when the server stopped, before
+// its rename reached the disk, as ListWALSegments lists it and OpenWAL
+// adopts it.
+func TestScanWALLiveSpare(t *testing.T) {
+	dir, crashed := t.TempDir(), t.TempDir()
+	w, err := storage.OpenWAL(dir, storage.WALOptions{SegmentBytes: 64 << 10, PreallocateAfter: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	save(t, w, batch{hs: raftpb.HardState{Term: 1, Vote: 1, Commit: 1}, ents: ents(1, 1, 1)})
+	waitSpare(t, w)
+	reached := make(chan struct{}, 1)
+	release := make(chan struct{})
+	var once sync.Once
+	defer once.Do(func() { close(release) })
+	w.SetRollHook(func() {
+		reached <- struct{}{}
+		<-release
+	})
+	save(t, w, batch{ents: ents(2, 2, 1)}) // into the spare
+	select {
+	case <-reached:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the roll's background part did not start within 10 s")
+	}
+	save(t, w, batch{ents: ents(3, 3, 1)})
+	copyDir(t, dir, crashed) // the rename not done
+	once.Do(func() { close(release) })
+	must(t, w.FinishRoll())
+
+	var idx []uint64
+	segs, torn, err := storage.ScanWAL(crashed, func(r *storage.WALRecord) error {
+		if r.Kind == storage.RecordEntry {
+			idx = append(idx, r.Entry.Index)
+		}
+		return nil
+	})
+	if err != nil || torn != nil {
+		t.Fatalf("ScanWAL: %v, torn %+v", err, torn)
+	}
+	listed, err := storage.ListWALSegments(crashed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(segs) != 2 || len(listed) != 2 || segs[1].Path != listed[1].Path || segs[1].Seq != 1 ||
+		filepath.Base(segs[1].Path) != storage.SpareName {
+		t.Fatalf("ScanWAL read segments %+v; ListWALSegments lists %+v; want both with the spare as segment 1", segs, listed)
+	}
+	if len(idx) != 3 || idx[0] != 1 || idx[2] != 3 {
+		t.Fatalf("ScanWAL saw entries %v, want 1 2 3", idx)
 	}
 }

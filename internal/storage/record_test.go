@@ -104,8 +104,9 @@ func FuzzDecodeRecord(f *testing.F) {
 		var r record
 		_ = parseRecord(typ, payload, &r) // must not panic
 		data := append(encodeSegmentHeader(0, 1), b...)
-		_, _, _ = walkSegment(segment{path: "fuzz"}, data, func(int, *record) error { return nil })
-		_, _, _ = validRecordAfter(data, 1)
+		if _, bad, err := walkSegment(segment{path: "fuzz"}, data, func(int, *record) error { return nil }); err == nil && bad != nil {
+			_ = tailDamage("fuzz", data, bad) // must not panic
+		}
 	})
 }
 
@@ -128,10 +129,30 @@ func TestValidRecordAfter(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			at, found, exhausted := validRecordAfter(tt.data, tt.from)
+			budget := scanBudget
+			at, found, exhausted := validRecordAfter(tt.data, tt.from, &budget)
 			if found != tt.wantFound || (found && at != tt.wantAt) || exhausted {
 				t.Fatalf("got at=%d found=%v exhausted=%v, want at=%d found=%v", at, found, exhausted, tt.wantAt, tt.wantFound)
 			}
 		})
 	}
+}
+
+// FuzzTailDamage checks that judging the bad record of a last segment
+// never panics, whatever the segment holds after its header.
+func FuzzTailDamage(f *testing.F) {
+	rec := mustEntryRecord(f, raftpb.Entry{Term: 1, Index: 1, Data: []byte("payload")})
+	f.Add(append(bytes.Clone(rec), rec[:len(rec)-2]...))
+	f.Add(append(append(bytes.Clone(rec[:12]), make([]byte, 600)...), rec...))
+	f.Add(append([]byte{0, 0, 0, 0xff, 1, 2, 3, 4, 1}, rec...))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		data := append(encodeSegmentHeader(0, 1), b...)
+		_, bad, err := walkSegment(segment{path: "fuzz"}, data, func(int, *record) error { return nil })
+		if err != nil || bad == nil {
+			return
+		}
+		if err := tailDamage("fuzz", data, bad); err != nil && !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("tailDamage = %v, want nil or corruption", err)
+		}
+	})
 }

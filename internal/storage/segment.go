@@ -81,7 +81,10 @@ func checkSegmentHeader(s segment, data []byte) error {
 }
 
 // listSegments returns the segments of dir ordered by seq, and fails if one
-// is missing in the middle.
+// is missing in the middle. A segment's first index may be lower than the
+// one before it: a segment is named after the last index + 1 when it is
+// created, and the last index goes down when raft replaces the log's tail
+// (see "Log semantics" in doc.go).
 func listSegments(dir string) ([]segment, error) {
 	des, err := os.ReadDir(dir)
 	if err != nil {
@@ -108,10 +111,6 @@ func listSegments(dir string) ([]segment, error) {
 		if segs[i].seq != segs[i-1].seq+1 {
 			return nil, fmt.Errorf("storage: WAL directory %s: segment %d missing between %s and %s: %w",
 				dir, segs[i-1].seq+1, filepath.Base(segs[i-1].path), filepath.Base(segs[i].path), ErrCorrupt)
-		}
-		if segs[i].first < segs[i-1].first {
-			return nil, fmt.Errorf("storage: WAL directory %s: %s starts below %s: %w",
-				dir, filepath.Base(segs[i].path), filepath.Base(segs[i-1].path), ErrCorrupt)
 		}
 	}
 	return segs, nil
@@ -187,33 +186,6 @@ func allZero(b []byte) bool {
 		b = b[n:]
 	}
 	return true
-}
-
-// scanBudget bounds the bytes validRecordAfter checksums, so that a large
-// region of garbage cannot stall start-up; when it runs out the damage is
-// treated as corruption, which loses nothing.
-const scanBudget = 1 << 30
-
-// validRecordAfter reports whether a complete record with a matching
-// checksum starts at any offset from 'from' on. Finding one after a bad
-// record means the bad record is damage, not a torn write. exhausted is true
-// when the scan gave up before the end of data.
-func validRecordAfter(data []byte, from int) (offset int, found, exhausted bool) {
-	budget := scanBudget
-	for p := from; p+recordHeaderLen <= len(data); p++ {
-		size := int(binary.BigEndian.Uint32(data[p:]))
-		typ := data[p+8]
-		if typ < recordEntry || typ > recordSnapshot || size > len(data)-p-recordHeaderLen {
-			continue
-		}
-		if budget -= size + 1; budget < 0 {
-			return p, false, true
-		}
-		if _, _, _, err := decodeRecord(data[p:]); err == nil {
-			return p, true, false
-		}
-	}
-	return 0, false, false
 }
 
 // syncDir fsyncs a directory so that creations, renames and removals in it

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync/atomic"
 	"time"
 )
@@ -48,13 +49,14 @@ func startSpare(path string, size int64, after *pendingRoll) *spareSegment {
 	return s
 }
 
-// fill writes the zeros and fsyncs them, gently: the WAL's fsyncs, which
-// every acknowledged write waits for, share the disk with it. The zeros go
-// to the disk with direct I/O (O_DIRECT) where the system has it: through
-// the page cache each of a segment's 64 MiB is copied into a freshly
-// allocated page first, which a perf profile of a 3-member ensemble under a
-// steady write load found taking 7% of the members' CPU (nearly all of it
-// in that copy), and leaves the pages cached for nothing. Each spareChunk
+// fill writes the zeros and fsyncs them and the spare's directory entry,
+// gently: the WAL's fsyncs, which every acknowledged write waits for, share
+// the disk with it. The zeros go to the disk with direct I/O (O_DIRECT)
+// where the system has it: through the page cache each of a segment's 64
+// MiB is copied into a freshly allocated page first, which a perf profile
+// of a 3-member ensemble under a steady write load found taking 7% of the
+// members' CPU (nearly all of it in that copy), and leaves the pages cached
+// for nothing. Each spareChunk
 // is written synchronously (direct I/O), or written and then waited for on
 // its own (sync_file_range), so at most one small chunk is ever queued
 // ahead of a WAL fsync; after each the filling pauses spareQuiet times as
@@ -134,6 +136,12 @@ func (s *spareSegment) fill(after *pendingRoll) {
 	}
 	if err := f.Sync(); err != nil {
 		fail(fmt.Errorf("storage: fsync of spare WAL segment %s: %w", s.path, err))
+		return
+	}
+	// The spare's directory entry too: a roll acknowledges records in the
+	// spare before its rename, and a restart finds them under this name.
+	if err := syncDir(filepath.Dir(s.path)); err != nil {
+		fail(fmt.Errorf("storage: spare WAL segment %s: %w", s.path, err))
 		return
 	}
 	s.f = f

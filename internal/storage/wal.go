@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -107,8 +109,8 @@ func OpenWAL(dir string, opts WALOptions) (*WAL, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return nil, fmt.Errorf("storage: creating WAL directory: %w", err)
+	if err := mkdirAllDurable(dir, 0o750); err != nil {
+		return nil, err
 	}
 	lock, err := lockFile(filepath.Join(dir, lockName))
 	if err != nil {
@@ -124,6 +126,34 @@ func OpenWAL(dir string, opts WALOptions) (*WAL, error) {
 		return nil, err
 	}
 	return w, nil
+}
+
+// mkdirAllDurable creates dir and the parents it lacks, as os.MkdirAll
+// does, and fsyncs the parent of each directory it created, so that a
+// crash cannot undo the creation of a directory that acknowledged records
+// are in.
+func mkdirAllDurable(dir string, perm os.FileMode) error {
+	var created []string // deepest first
+	for d := filepath.Clean(dir); ; {
+		if _, err := os.Stat(d); !errors.Is(err, fs.ErrNotExist) {
+			break // there already (or MkdirAll reports why not)
+		}
+		created = append(created, d)
+		parent := filepath.Dir(d)
+		if parent == d {
+			break
+		}
+		d = parent
+	}
+	if err := os.MkdirAll(dir, perm); err != nil {
+		return fmt.Errorf("storage: creating WAL directory: %w", err)
+	}
+	for _, d := range slices.Backward(created) {
+		if err := syncDir(filepath.Dir(d)); err != nil {
+			return fmt.Errorf("storage: making the creation of WAL directory %s durable: %w", d, err)
+		}
+	}
+	return nil
 }
 
 // open recovers the WAL's state from disk and opens the last segment.
@@ -215,13 +245,8 @@ func (w *WAL) recoverSegment(s segment, last bool) (int64, error) {
 	if !last {
 		return 0, &CorruptError{Path: s.path, Offset: int64(bad.offset), Err: bad.err}
 	}
-	switch at, found, exhausted := validRecordAfter(data, bad.offset+1); {
-	case found:
-		return 0, &CorruptError{Path: s.path, Offset: int64(bad.offset),
-			Err: fmt.Errorf("%w, and a valid record follows at offset %d", bad.err, at)}
-	case exhausted:
-		return 0, &CorruptError{Path: s.path, Offset: int64(bad.offset),
-			Err: fmt.Errorf("%w, followed by too much damage to tell a torn write from corruption", bad.err)}
+	if err := tailDamage(s.path, data, bad); err != nil {
+		return 0, err
 	}
 	w.logger.Warn("truncating torn tail of WAL segment",
 		"path", s.path, "offset", bad.offset, "dropped_bytes", len(data)-bad.offset, "reason", bad.err.Error())

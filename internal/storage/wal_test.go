@@ -763,3 +763,16 @@ func zerosFrom(t *testing.T, path string, from, to int64) bool {
 	}
 	return true
 }
+
+// TestOpenWALCreatesDirectories checks that OpenWAL creates the WAL
+// directory and the parents it lacks.
+func TestOpenWALCreatesDirectories(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data", "log")
+	w := openWAL(t, dir, 0)
+	save(t, w, batch{ents: ents(1, 1, 1)})
+	must(t, w.Close())
+	w = openWAL(t, dir, 0)
+	defer w.Close()
+	_, es, _ := readAll(t, w, 0)
+	sameEntries(t, es, ents(1, 1, 1))
+}
