@@ -30,8 +30,19 @@ type call struct {
 	// before completion (chroot fixes, local watch removal).
 	onReply func(*call)
 
+	// onQueue runs under the Conn's mutex as the call is queued, before
+	// its xid is assigned: a request that depends on what else is in
+	// flight is settled there (removeWatches).
+	onQueue func(*call)
+
 	done chan struct{} // synchronous calls: receives once on completion
 	cb   func()        // asynchronous calls: queued for delivery on completion
+
+	// then holds the callbacks of asynchronous calls that failed before
+	// being sent while this one was the Conn's last asynchronous call in
+	// flight: they are queued right after cb, in request order. Guarded
+	// by the Conn's mutex.
+	then []func()
 
 	ch chan struct{} // done's channel, kept when the call is recycled
 }
@@ -165,12 +176,17 @@ func (c *Conn) submit(cl *call) {
 	c.mu.Lock()
 	if err := c.refuseLocked(cl.op); err != nil {
 		c.mu.Unlock()
-		cl.takeFrame().release()
-		c.finish(cl, err)
+		c.failEarly(cl, err)
 		return
+	}
+	if cl.onQueue != nil {
+		cl.onQueue(cl)
 	}
 	c.assignXidLocked(cl)
 	c.outq = append(c.outq, cl)
+	if cl.cb != nil {
+		c.lastAsync = cl
+	}
 	c.mu.Unlock()
 	select {
 	case c.wake <- struct{}{}:
@@ -212,7 +228,8 @@ func (c *Conn) assignXidLocked(cl *call) {
 }
 
 // finish completes cl with err (nil: success, resp decoded). It runs the
-// reply hook, then wakes the synchronous caller or queues the callback.
+// reply hook, then wakes the synchronous caller or queues the callback,
+// followed by the early failures queued behind it (failAsync).
 func (c *Conn) finish(cl *call, err error) {
 	if err != nil {
 		cl.err = opError(cl.op, cl.path, err)
@@ -225,7 +242,48 @@ func (c *Conn) finish(cl *call, err error) {
 		cl.done <- struct{}{}
 	case cl.cb != nil:
 		c.events.push(cl.cb)
+		c.mu.Lock()
+		if c.lastAsync == cl {
+			c.lastAsync = nil
+		}
+		for _, f := range cl.then {
+			c.events.push(f)
+		}
+		cl.then = nil
+		c.mu.Unlock()
 	}
+}
+
+// failEarly completes cl, which was not sent, with err: a synchronous
+// caller is woken at once, a callback goes behind those of the earlier
+// asynchronous calls (failAsync).
+func (c *Conn) failEarly(cl *call, err error) {
+	cl.takeFrame().release()
+	cl.err = opError(cl.op, cl.path, err)
+	if cl.onReply != nil {
+		cl.onReply(cl)
+	}
+	switch {
+	case cl.done != nil:
+		cl.done <- struct{}{}
+	case cl.cb != nil:
+		c.failAsync(cl.cb)
+	}
+}
+
+// failAsync queues f, the callback of an asynchronous call that failed
+// before it was sent (a bad argument, a ctx already done, a Conn closing),
+// behind the callbacks of the asynchronous calls still in flight, so that
+// callbacks run in request order. Calls complete in order, so the last
+// asynchronous call in flight completes after all the others.
+func (c *Conn) failAsync(f func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if last := c.lastAsync; last != nil {
+		last.then = append(last.then, f)
+		return
+	}
+	c.events.push(f)
 }
 
 // do submits cl and waits for it. Cancelling ctx abandons the wait, not the
@@ -259,12 +317,12 @@ func (c *Conn) wait(ctx context.Context, cl *call) (bool, error) {
 }
 
 // start submits cl to complete through cb on the delivery goroutine. A done
-// ctx completes it at once with ctx's error, without sending it.
+// ctx completes it with ctx's error without sending it (the callback still
+// runs after those of the earlier calls).
 func (c *Conn) start(ctx context.Context, cl *call, cb func()) {
 	cl.cb = cb
 	if err := ctx.Err(); err != nil {
-		cl.takeFrame().release()
-		c.finish(cl, err)
+		c.failEarly(cl, err)
 		return
 	}
 	c.submit(cl)

@@ -39,6 +39,7 @@ type Conn struct {
 	xid       int32
 	outq      []*call // submitted, not written yet
 	pending   []*call // written, waiting for a reply, in xid order
+	lastAsync *call   // the last asynchronous call submitted, until it completes
 	authq     []*call // auth packets written, waiting for their reply
 	auth      []authInfo
 	watches   registry

@@ -44,8 +44,11 @@
 // Conn, one at a time, in exactly the order the server sent the replies and
 // events, as the Java client's event thread runs them: a watch event that a
 // write triggered reaches its watcher before the callback of any later read
-// that sees the write. Synchronous calls return on the caller's goroutine as
-// soon as their reply is read, without waiting for that goroutine.
+// that sees the write. An asynchronous call that fails before it is sent (an
+// invalid argument, a ctx already done, a Conn closing or closed) calls back
+// in its turn too: after the callbacks of the calls made before it.
+// Synchronous calls return on the caller's goroutine as soon as their reply
+// is read, without waiting for that goroutine.
 //
 // A callback or watcher must not block for long: everything after it waits.
 // It may make synchronous calls on the same Conn (the reader never waits

@@ -47,7 +47,9 @@ const ProtectedPrefix = "_c_"
 // "_c_<guid>-", and after a connection loss the parent's children are
 // searched for that prefix before trying again. This answers the question
 // the ZooKeeper book asks of sequential znodes after a connection loss: "has
-// my znode been created?". It returns the created path; with
+// my znode been created?". The search follows a Sync of the parent, so that
+// a server that had not applied the lost create when the Conn reconnected to
+// it answers with it. It returns the created path; with
 // ParseProtectedName a reader recovers the name given.
 func (c *Conn) CreateProtected(ctx context.Context, path string, data []byte, acl []ACL, mode CreateMode) (string, error) {
 	i := strings.LastIndexByte(path, '/')
@@ -69,7 +71,13 @@ func (c *Conn) CreateProtected(ctx context.Context, path string, data []byte, ac
 	err = Retry(ctx, func(ctx context.Context) error {
 		if lost {
 			// Did the lost create happen? Look for our prefix. Until
-			// this look succeeds, no attempt creates again.
+			// this look succeeds, no attempt creates again. The server
+			// reconnected to may not have applied the lost create yet
+			// (a follower behind the leader): sync first, so that the
+			// listing sees every write the leader made before it.
+			if _, serr := c.Sync(ctx, parent); serr != nil {
+				return serr
+			}
 			children, _, lerr := c.Children(ctx, parent)
 			if lerr != nil {
 				return lerr

@@ -147,13 +147,15 @@ func (c *Conn) serve(nc net.Conn, addr string, resp *proto.ConnectResponse) {
 		close(readerDone)
 	}()
 	go func() {
-		// Close must not wait for a write stuck on a server that reads
-		// nothing.
+		// A write stuck on a server that reads nothing must not hold up
+		// Close, nor outlive the reader: a server silent for the read
+		// timeout may have stopped reading too (a frozen process), and
+		// the writer, blocked in a write, would never see readerDone.
 		select {
 		case <-c.closeCh:
-			nc.Close()
 		case <-readerDone:
 		}
+		nc.Close()
 	}()
 
 	err := c.write(nc, readTimeout, readerDone, st == StateConnectedReadOnly)
@@ -260,16 +262,28 @@ func (c *Conn) write(nc net.Conn, readTimeout time.Duration, readerDone <-chan s
 		c.mu.Unlock()
 		for i, f := range frames {
 			if _, err := bw.Write(f.b); err != nil {
-				return err
+				return writeErr(err, readerDone)
 			}
 			f.release()
 			frames[i] = pooledFrame{}
 		}
 		frames = frames[:0]
 		if err := bw.Flush(); err != nil {
-			return err
+			return writeErr(err, readerDone)
 		}
 		ping.Reset(interval)
+	}
+}
+
+// writeErr is the error write returns for a failed write: nil when the
+// reader ended first (the connection was closed under the writer because
+// of it), so that serve reports the reader's error, the cause.
+func writeErr(err error, readerDone <-chan struct{}) error {
+	select {
+	case <-readerDone:
+		return nil
+	default:
+		return err
 	}
 }
 

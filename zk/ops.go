@@ -12,11 +12,8 @@ import (
 // the synchronous method waits for the reply (or for ctx to end), and its
 // ...Async twin returns at once and calls back on the delivery goroutine.
 // An argument error is returned by the synchronous form and passed to the
-// callback of the asynchronous one.
-
-// failAsync delivers an error found before sending through the delivery
-// goroutine, so callbacks always run there.
-func (c *Conn) failAsync(f func()) { c.events.push(f) }
+// callback of the asynchronous one, through failAsync, so that the callback
+// runs on the delivery goroutine, after those of the earlier calls.
 
 func badArgs(op proto.OpCode, path, format string, args ...any) error {
 	return &OpError{Op: op.String(), Path: path, Err: fmt.Errorf("%w: %s", ErrBadArguments, fmt.Sprintf(format, args...))}

@@ -12,18 +12,11 @@ import (
 // the only goroutine that completes calls of an established connection, so
 // completions and events are queued in the order the server sent them.
 func (c *Conn) read(nc net.Conn, readTimeout time.Duration) error {
-	br := getReader(nc)
+	br := getReader(&liveReader{c: c, nc: nc, timeout: readTimeout})
 	defer putReader(br)
 	buf := make([]byte, 0, 4096)
 	dec := new(proto.Decoder) // reused for every reply body
 	for {
-		if br.Buffered() == 0 {
-			// The next read reaches the socket: the server must say
-			// something (a reply or a ping's) within the read timeout.
-			if err := nc.SetReadDeadline(time.Now().Add(readTimeout)); err != nil {
-				return err
-			}
-		}
 		// The length prefix is peeked from br rather than read into an
 		// array through io.Reader, which would allocate for every frame.
 		prefix, err := br.Peek(4)
@@ -38,9 +31,6 @@ func (c *Conn) read(nc net.Conn, readTimeout time.Duration) error {
 		}
 		if cap(frame) > cap(buf) && cap(frame) <= 1<<20 {
 			buf = frame[:0]
-		}
-		if br.Buffered() == 0 {
-			c.heard()
 		}
 		var hdr proto.ReplyHeader
 		d := proto.NewDecoder(frame)
@@ -62,6 +52,29 @@ func (c *Conn) read(nc net.Conn, readTimeout time.Duration) error {
 			return err
 		}
 	}
+}
+
+// liveReader is the socket under the reader's buffer. The server must
+// send something (a reply, a ping's, an event) within the read timeout,
+// and, as in ZooKeeper's client, any bytes received show it alive: every
+// read from the socket gets a fresh deadline and records the time bytes
+// came, so that a large reply arriving steadily is never cut short
+// however long its transfer takes.
+type liveReader struct {
+	c       *Conn
+	nc      net.Conn
+	timeout time.Duration
+}
+
+func (r *liveReader) Read(p []byte) (int, error) {
+	if err := r.nc.SetReadDeadline(time.Now().Add(r.timeout)); err != nil {
+		return 0, err
+	}
+	n, err := r.nc.Read(p)
+	if n > 0 {
+		r.c.heard()
+	}
+	return n, err
 }
 
 func (c *Conn) heard() {

@@ -314,13 +314,16 @@ func testWatchPersistent(t *testing.T, s *testServer) {
 	opsMust(t, c.CheckWatches(ctx, p, zk.WatcherAny))
 
 	// Removing this watcher (WatcherAny: ZooKeeper 3.8 knows no
-	// persistent watcher types) ends its events.
+	// persistent watcher types) ends its events; the last watcher on p,
+	// it takes the server's watch too.
 	opsMust(t, c.RemoveWatches(ctx, p, w, zk.WatcherAny, false))
 	wtExpect(t, c, w, p, wtEv{zk.EventPersistentWatchRemoved, p})
+	err := c.CheckWatches(ctx, p, zk.WatcherAny)
+	opsWantErr(t, err, zk.ErrNoWatcher, "checkWatches", p)
 	wtSet(t, other, p, "3")
 	wtCreate(t, other, p+"/d")
 	wtExpect(t, c, w, p)
-	err := c.RemoveWatches(ctx, p, w, zk.WatcherAny, false)
+	err = c.RemoveWatches(ctx, p, w, zk.WatcherAny, false)
 	opsWantErr(t, err, zk.ErrNoWatcher, "checkWatches", p)
 
 	// Again, removed with every watcher: the server drops it too.

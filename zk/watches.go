@@ -230,6 +230,23 @@ func (r *registry) hasAny(path string, w Watcher, t WatcherType) bool {
 	return false
 }
 
+// onlyWatcher reports whether removing w's watches of type t leaves no
+// watcher of any kind on path.
+func (r *registry) onlyWatcher(path string, w Watcher, t WatcherType) bool {
+	for k := watchData; k < numWatchKinds; k++ {
+		covered := false
+		for _, ke := range kindsOf(t) {
+			covered = covered || ke.k == k
+		}
+		for _, x := range r.kinds[k][path] {
+			if !covered || !sameWatcher(x, w) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // remove takes out the watchers RemoveWatches(path, w, t) names (w nil: all
 // of them) and returns them with the events they get. A watcher gets each
 // event once, as ZKWatchManager's sets of removed watchers give it: one

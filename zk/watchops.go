@@ -75,6 +75,21 @@ func (c *Conn) removeWatchesCall(path string, w Watcher, t WatcherType, local bo
 		req = &proto.RemoveWatchesRequest{Path: c.root.server(path), Type: proto.WatcherType(t)}
 	}
 	cl := c.newCall(op, path, req, nil)
+	if op == proto.OpCheckWatches {
+		cl.onQueue = func(cl *call) {
+			// Is w the last watcher here on path, with no call in
+			// flight that would set a watch there? Then the session's
+			// watches on path serve nobody: remove them on the server
+			// too, or it would go on sending their events (all of them,
+			// for a persistent watch) until the connection ends.
+			if !c.watches.onlyWatcher(path, w, t) || c.watchInFlightLocked(path) {
+				return
+			}
+			cl.op = proto.OpRemoveWatches
+			cl.frame = proto.AppendRequestFrame(cl.frame[:0], 0, proto.OpRemoveWatches,
+				&proto.RemoveWatchesRequest{Path: c.root.server(path), Type: proto.WatcherAny})
+		}
+	}
 	cl.onReply = func(cl *call) {
 		if cl.err != nil && !(local && ErrorCode(cl.err) == ErrConnectionLoss.code) {
 			return
@@ -98,12 +113,17 @@ func (c *Conn) removeWatchesCall(path string, w Watcher, t WatcherType, local bo
 // is registered here. With local, the watches are removed on this side even
 // when the server cannot be reached.
 //
-// As in ZooKeeper's Java client, removing one watcher (w not nil) only asks
-// the server to check that the watch exists (checkWatches) and keeps the
-// server's watch, whose later events then reach no watcher here if none is
-// left; removing all of them (w nil) removes the server's watch too
-// (removeWatches). A watch still being set by a call in flight is therefore
-// never lost.
+// Removing all watchers (w nil) removes the server's watches too
+// (removeWatches). The server keeps one watch per kind and path for the
+// session, whatever the number of watchers here, so removing one watcher
+// (w not nil) while other watchers remain on path only asks the server to
+// check that the watch exists (checkWatches) and keeps it, as ZooKeeper's
+// Java client does. When w is the last watcher on path, and no call in
+// flight would set a watch there, the server's watches on path are removed
+// (removeWatches of type WatcherAny, which every server version takes for
+// persistent watches too), so that the server stops sending events that
+// reach no watcher here. A watch still being set by a call in flight, or
+// kept for another watcher, is therefore never lost.
 func (c *Conn) RemoveWatches(ctx context.Context, path string, w Watcher, t WatcherType, local bool) error {
 	cl, err := c.removeWatchesCall(path, w, t, local)
 	if err != nil {
@@ -120,6 +140,19 @@ func (c *Conn) RemoveWatchesAsync(ctx context.Context, path string, w Watcher, t
 		return
 	}
 	c.start(ctx, cl, func() { cb(cl.err) })
+}
+
+// watchInFlightLocked reports whether a call queued or waiting for its
+// reply would set a watch on path.
+func (c *Conn) watchInFlightLocked(path string) bool {
+	for _, q := range [][]*call{c.outq, c.pending} {
+		for _, cl := range q {
+			if cl.watch != watchNone && cl.path == path {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (c *Conn) checkWatchesCall(path string, t WatcherType) (*call, error) {

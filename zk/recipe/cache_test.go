@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paddockhq/paddock/internal/zktest"
 	"github.com/paddockhq/paddock/zk"
 	"github.com/paddockhq/paddock/zk/recipe"
 )
@@ -25,6 +26,7 @@ func init() {
 		serverTest{"TreeCache", testTreeCache},
 		serverTest{"TreeCacheReconnect", testTreeCacheReconnect},
 		serverTest{"CacheFallback", testCacheFallback},
+		serverTest{"CacheCloseRemovesWatch", testCacheCloseRemovesWatch},
 	)
 }
 
@@ -461,5 +463,57 @@ func testCacheFallback(t *testing.T, s *testServer) {
 	awaitNode(t, nc, func(n recipe.Node) bool { return string(n.Data) == "changed" }, "change")
 	if err := tc.Err(); err != nil {
 		t.Errorf("tree cache stopped: %v", err)
+	}
+}
+
+// testCacheCloseRemovesWatch: a NodeCache or TreeCache that used a
+// persistent watch leaves no watch on the server once closed (the server's
+// wchp lists the paths it watches); otherwise the server would go on
+// sending every change of the subtree to a session that drops them.
+func testCacheCloseRemovesWatch(t *testing.T, s *testServer) {
+	type cache interface {
+		Start(context.Context) error
+		Close(context.Context) error
+		PersistentWatch() bool
+	}
+	for _, tc := range []struct {
+		name string
+		new  func(*zk.Conn, string) cache
+	}{
+		{"NodeCache", func(c *zk.Conn, p string) cache { return recipe.NewNodeCache(c, p) }},
+		{"TreeCache", func(c *zk.Conn, p string) cache { return recipe.NewTreeCache(c, p) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testCtx(t)
+			conn := connect(t, s.proc.Addr)
+			p := root(t)
+			if _, err := conn.Create(ctx, p, nil, zk.OpenACL, zk.ModePersistent); err != nil {
+				t.Fatal(err)
+			}
+			watched := func() bool {
+				out, err := zktest.FourLetterWord(s.proc.Addr, "wchp")
+				if err != nil {
+					t.Fatal(err)
+				}
+				return slices.Contains(strings.Split(out, "\n"), p)
+			}
+			c := tc.new(conn, p)
+			if err := c.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if !c.PersistentWatch() {
+				t.Fatal("the cache does not use a persistent watch")
+			}
+			if !watched() {
+				t.Fatalf("wchp does not list %s while the cache runs", p)
+			}
+			if err := c.Close(ctx); err != nil {
+				t.Fatal(err)
+			}
+			// Close waits for the removal's answer: nothing to wait for.
+			if watched() {
+				t.Errorf("wchp still lists %s after Close: the server keeps the cache's watch", p)
+			}
+		})
 	}
 }

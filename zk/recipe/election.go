@@ -258,10 +258,26 @@ func (l *LeaderLatch) run(bg context.Context, node string) {
 			l.stop(ErrClosed)
 			return
 		}
-		<-h.done
 		l.setTerm(nil)
+		// After a loss with the session alive the monitor deletes the
+		// node, retrying while disconnected, until the session is back
+		// or over: Close must not wait for that to stop the latch.
+		select {
+		case <-h.done:
+		case <-bg.Done():
+			h.cancel()
+			<-h.done
+			l.stop(ErrClosed)
+			abandon(bg, c.conn, node)
+			return
+		}
 		if err := h.err(); sessionOver(err) {
 			l.stop(err)
+			return
+		}
+		if bg.Err() != nil { // closed as the monitor ended: stay out
+			l.stop(ErrClosed)
+			abandon(bg, c.conn, node) // gone already, unless the monitor failed to delete it
 			return
 		}
 		// Lost with the session alive: the monitor deleted the node.

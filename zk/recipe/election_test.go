@@ -18,6 +18,7 @@ func init() {
 		serverTest{"ElectionExpiry", testElectionExpiry},
 		serverTest{"LeaderLatch", testLeaderLatch},
 		serverTest{"LeaderLatchExpiry", testLeaderLatchExpiry},
+		serverTest{"LeaderLatchCloseDisconnected", testLeaderLatchCloseDisconnected},
 	)
 }
 
@@ -304,4 +305,60 @@ func testLeaderLatchExpiry(t *testing.T, s *testServer) {
 		t.Errorf("Await of the expired latch: %v, want ErrSessionExpired", err)
 	}
 	la.Close(ctx)
+}
+
+// testLeaderLatchCloseDisconnected: a latch loses leadership to a
+// disconnection longer than the grace, and is closed while still
+// disconnected (its monitor trying to delete its node). Close returns by
+// its ctx, the latch stops at once (Await says ErrClosed), and once the
+// session is back the latch's goroutine ends having deleted its node and
+// without entering the election again.
+func testLeaderLatchCloseDisconnected(t *testing.T, s *testServer) {
+	ctx := testCtx(t)
+	var fn faultNet
+	a := connect(t, s.proc.Addr, fn.option())
+	b := connect(t, s.proc.Addr)
+	dir := root(t)
+	l := recipe.NewLeaderLatch(a, dir, []byte("a"), recipe.WithDisconnectGrace(50*time.Millisecond))
+	if err := l.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Await(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, before, err := b.Exists(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn.cut(true)
+	if !closedWithin(l.Lost(), 5*time.Second) {
+		t.Fatal("leadership not lost after a disconnection longer than the grace")
+	}
+	cctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	l.Close(cctx) // ctx's error: the node cannot be deleted while cut off
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("Close took %v with a 100ms ctx", d)
+	}
+	actx, acancel := context.WithTimeout(ctx, time.Second)
+	defer acancel()
+	if err := l.Await(actx); !errors.Is(err, recipe.ErrClosed) {
+		t.Errorf("Await after Close while disconnected: %v, want ErrClosed at once", err)
+	}
+	fn.heal()
+	if !closedWithin(recipe.LatchDone(l), 10*time.Second) {
+		t.Fatal("the closed latch's goroutine did not end after the session came back")
+	}
+	if kids := children(t, b, dir); len(kids) != 0 {
+		t.Errorf("closed latch left %v", kids)
+	}
+	_, after, err := b.Exists(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One change to the children: the deletion of the latch's node.
+	if n := after.Cversion - before.Cversion; n != 1 {
+		t.Errorf("%d changes to the election's children after the loss, want 1 (the closed latch entered the election again)", n)
+	}
 }
