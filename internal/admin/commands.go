@@ -3,6 +3,8 @@ package admin
 import (
 	"slices"
 	"sort"
+
+	"github.com/paddockhq/paddock/internal/proto"
 )
 
 // Messages in "error", as ZooKeeper words them.
@@ -14,11 +16,13 @@ const (
 
 // command is one admin command: its names (the primary one first), whether
 // it answers only while the server serves (ZooKeeper's isServerRequired),
-// and what it answers. run returns the fields of the answer (nil for none)
-// and an error message ("" for none).
+// what permission its caller needs (ZooKeeper's AuthRequest; nil for
+// none) and what it answers. run returns the fields of the answer (nil for
+// none) and an error message ("" for none).
 type command struct {
 	names          []string
 	serverRequired bool
+	auth           *authRequest
 	run            func(Source) (any, string)
 }
 
@@ -121,11 +125,10 @@ var commands = []command{
 			InitialConfiguration string `json:"initial_configuration"`
 		}{s.InitialConfiguration()}, ""
 	}},
-	{names: []string{"get_trace_mask", "gtmk"}, run: func(Source) (any, string) {
-		// Paddock has no request tracing: the mask is empty.
+	{names: []string{"get_trace_mask", "gtmk"}, run: func(s Source) (any, string) {
 		return struct {
 			TraceMask int64 `json:"tracemask"`
-		}{0}, ""
+		}{s.TraceMask()}, ""
 	}},
 	{names: []string{"hash"}, serverRequired: true, run: func(Source) (any, string) {
 		// ZooKeeper lists its digest log; Paddock keeps none.
@@ -134,8 +137,10 @@ var commands = []command{
 		}{[]struct{}{}}, ""
 	}},
 	// snapshot's run is never called: the handler streams it (see
-	// serveSnapshot). The entry gives it its names and the serving gate.
-	{names: []string{"snapshot", "snap"}, serverRequired: true},
+	// serveSnapshot). The entry gives it its names, the serving gate and,
+	// as in ZooKeeper 3.9, the need for ALL on the root.
+	{names: []string{"snapshot", "snap"}, serverRequired: true,
+		auth: &authRequest{perm: proto.PermAll, path: "/"}},
 }
 
 // snapshotCommand is the primary name the handler serves itself.

@@ -27,6 +27,14 @@
 //
 // Any other method is refused with 405 and any other path with 404.
 //
+// The snapshot command needs credentials, as ZooKeeper 3.9's does (its
+// AuthRequest): an Authorization header "digest user:password" or "ip"
+// whose identities hold ALL on the ACL of "/" ([Source.ACL]; the super
+// user of [Options.SuperDigest] always does). Without the header it
+// answers 401, with one naming no known scheme 401, with identities
+// lacking a permission 403. Credentials are checked after the serving gate
+// and before anything else the command checks.
+//
 // The snapshot command is off unless [Options.SnapshotEnabled]; it runs one
 // at a time (a second concurrent request gets 429) and streams the state
 // machine's snapshot as application/octet-stream, or with ?streaming=false

@@ -29,6 +29,12 @@ type Options struct {
 	// SnapshotEnabled allows the snapshot command
 	// (admin.snapshot.enabled).
 	SnapshotEnabled bool
+	// SuperDigest is the super user's digest identity,
+	// "user:base64(sha1(user:password))"
+	// (DigestAuthenticationProvider.superDigest); "" for none. A command
+	// that needs credentials lets the super user through whatever the
+	// ACL.
+	SuperDigest string
 	// Logger receives the server's log; nil discards it.
 	Logger *slog.Logger
 }
@@ -38,6 +44,7 @@ type Server struct {
 	src             Source
 	prefix          string
 	snapshotEnabled bool
+	superDigest     string
 	log             *slog.Logger
 	mux             *http.ServeMux
 	hs              *http.Server
@@ -75,6 +82,7 @@ func New(opts Options) (*Server, error) {
 		src:             opts.Source,
 		prefix:          prefix,
 		snapshotEnabled: opts.SnapshotEnabled,
+		superDigest:     opts.SuperDigest,
 		log:             log,
 		mux:             http.NewServeMux(),
 	}
@@ -216,6 +224,14 @@ func (s *Server) serveCommand(w http.ResponseWriter, r *http.Request) {
 		s.writeJSON(w, http.StatusOK, primary, nil, errNotServing)
 		return
 	}
+	// Credentials are checked after the serving gate and before the
+	// command runs (so before snapshot's own checks), as in ZooKeeper.
+	if cmd.auth != nil {
+		if status, msg := s.authorize(r, cmd.auth); status != 0 {
+			s.writeJSON(w, status, primary, nil, msg)
+			return
+		}
+	}
 	if primary == snapshotCommand {
 		s.serveSnapshot(w, r)
 		return
@@ -246,6 +262,7 @@ const (
 // serveSnapshot takes a snapshot of the state as it is now and streams it
 // (application/octet-stream), or with ?streaming=false reports its zxid and
 // size in JSON without the bytes. Disabled: 503; another one running: 429.
+// serveCommand has checked the caller's credentials.
 func (s *Server) serveSnapshot(w http.ResponseWriter, r *http.Request) {
 	if !s.snapshotEnabled {
 		s.writeJSON(w, http.StatusServiceUnavailable, snapshotCommand, nil,

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/paddockhq/paddock/internal/proto"
 )
 
 // fakeSource is a Source with fixed answers and switchable state.
@@ -23,6 +25,7 @@ type fakeSource struct {
 	snapshotErr    error
 	snapshotCalled chan struct{} // if set, Snapshot signals it and waits for release
 	release        chan struct{}
+	rootACL        []proto.ACL // the ACL of "/"; nil for ZooKeeper's default, world:anyone ALL
 }
 
 func newFake() *fakeSource {
@@ -86,6 +89,16 @@ func (f *fakeSource) VotingView() map[int64]QuorumServer { return nil }
 func (f *fakeSource) ZabState() ZabState                 { return ZabState{} }
 func (f *fakeSource) LastSnapshot() LastSnapshot         { return LastSnapshot{"ffffffffffffffff", -1} }
 func (f *fakeSource) InitialConfiguration() string       { return "tickTime=2000\n" }
+func (f *fakeSource) TraceMask() int64                   { return 306 }
+func (f *fakeSource) ACL(path string) ([]proto.ACL, bool) {
+	if path != "/" {
+		return nil, false
+	}
+	if f.rootACL == nil {
+		return []proto.ACL{{Perms: proto.PermAll, ID: proto.ID{Scheme: "world", ID: "anyone"}}}, true
+	}
+	return f.rootACL, true
+}
 func (f *fakeSource) Snapshot() (int64, []byte, error) {
 	if f.snapshotCalled != nil {
 		f.snapshotCalled <- struct{}{}
@@ -112,7 +125,24 @@ func newTestServer(t *testing.T, src Source, opts Options) *httptest.Server {
 // get fetches path and decodes a JSON object answer.
 func get(t *testing.T, url string) (int, http.Header, map[string]any) {
 	t.Helper()
-	resp, err := http.Get(url)
+	return getAuth(t, url, "")
+}
+
+// anyDigest is an Authorization header that passes ZooKeeper's default
+// root ACL, world:anyone ALL.
+const anyDigest = "digest u:p"
+
+// getAuth is get with an Authorization header (none if auth is "").
+func getAuth(t *testing.T, url, auth string) (int, http.Header, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,14 +385,16 @@ func TestListAndRouting(t *testing.T) {
 func TestSnapshot(t *testing.T) {
 	t.Run("disabled", func(t *testing.T) {
 		ts := newTestServer(t, newFake(), Options{})
-		code, _, m := get(t, ts.URL+"/commands/snapshot")
+		code, _, m := getAuth(t, ts.URL+"/commands/snapshot", anyDigest)
 		if code != http.StatusServiceUnavailable || !strings.Contains(m["error"].(string), "admin.snapshot.enabled") {
 			t.Errorf("disabled snapshot: %d %v", code, m)
 		}
 	})
 	t.Run("streaming", func(t *testing.T) {
 		ts := newTestServer(t, newFake(), Options{SnapshotEnabled: true})
-		resp, err := http.Get(ts.URL + "/commands/snap")
+		req, _ := http.NewRequest(http.MethodGet, ts.URL+"/commands/snap", nil)
+		req.Header.Set("Authorization", anyDigest)
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -375,11 +407,11 @@ func TestSnapshot(t *testing.T) {
 	})
 	t.Run("report", func(t *testing.T) {
 		ts := newTestServer(t, newFake(), Options{SnapshotEnabled: true})
-		code, _, m := get(t, ts.URL+"/commands/snapshot?streaming=false")
+		code, _, m := getAuth(t, ts.URL+"/commands/snapshot?streaming=false", anyDigest)
 		if code != 200 || m["last_zxid"] != "0x1f" || m["snapshot_size"] != float64(11) || m["error"] != nil {
 			t.Errorf("snapshot report: %d %v", code, m)
 		}
-		code, _, m = get(t, ts.URL+"/commands/snapshot?streaming=maybe")
+		code, _, m = getAuth(t, ts.URL+"/commands/snapshot?streaming=maybe", anyDigest)
 		if code != http.StatusBadRequest || m["error"] == nil {
 			t.Errorf("bad streaming value: %d %v", code, m)
 		}
@@ -388,7 +420,7 @@ func TestSnapshot(t *testing.T) {
 		src := newFake()
 		src.snapshotErr = errors.New("disk on fire")
 		ts := newTestServer(t, src, Options{SnapshotEnabled: true})
-		code, _, m := get(t, ts.URL+"/commands/snapshot")
+		code, _, m := getAuth(t, ts.URL+"/commands/snapshot", anyDigest)
 		if code != http.StatusInternalServerError || !strings.Contains(m["error"].(string), "disk on fire") {
 			t.Errorf("failed snapshot: %d %v", code, m)
 		}
@@ -401,13 +433,15 @@ func TestSnapshot(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			resp, err := http.Get(ts.URL + "/commands/snapshot")
+			req, _ := http.NewRequest(http.MethodGet, ts.URL+"/commands/snapshot", nil)
+			req.Header.Set("Authorization", anyDigest)
+			resp, err := http.DefaultClient.Do(req)
 			if err == nil {
 				resp.Body.Close()
 			}
 		}()
 		<-src.snapshotCalled
-		code, _, m := get(t, ts.URL+"/commands/snapshot")
+		code, _, m := getAuth(t, ts.URL+"/commands/snapshot", anyDigest)
 		close(src.release)
 		wg.Wait()
 		if code != http.StatusTooManyRequests || m["error"] == nil {

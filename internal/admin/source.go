@@ -1,5 +1,7 @@
 package admin
 
+import "github.com/paddockhq/paddock/internal/proto"
+
 // Source is the server the admin API reports on. Its methods return
 // values in the JSON shapes below, whose field names are ZooKeeper's.
 // Every method may be called concurrently.
@@ -54,6 +56,13 @@ type Source interface {
 	// InitialConfiguration answers initial_configuration: the
 	// configuration in zoo.cfg form.
 	InitialConfiguration() string
+	// TraceMask answers get_trace_mask: the mask the gtmk four-letter
+	// word prints and stmk sets.
+	TraceMask() int64
+	// ACL returns the ACL of the znode at path, ok false when there is
+	// none. The admin server checks the credentials of the commands that
+	// need them against it.
+	ACL(path string) (list []proto.ACL, ok bool)
 	// Snapshot serialises the state as it is now and returns its zxid and
 	// bytes (the state machine's snapshot format). It may take a while.
 	Snapshot() (zxid int64, data []byte, err error)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/admin"
 	"github.com/paddockhq/paddock/internal/config"
+	"github.com/paddockhq/paddock/internal/proto"
 	"github.com/paddockhq/paddock/internal/storage"
 	"github.com/paddockhq/paddock/internal/watch"
 )
@@ -28,6 +29,7 @@ func (s *Server) startAdmin() error {
 		CommandURL:      s.cfg.AdminCommandURL,
 		IdleTimeout:     s.cfg.AdminIdleTimeout,
 		SnapshotEnabled: s.cfg.AdminSnapshotEnabled,
+		SuperDigest:     s.cfg.SuperDigest,
 		Logger:          s.log.With("component", "admin"),
 	})
 	if err != nil {
@@ -469,6 +471,21 @@ func (a *adminSource) InitialConfiguration() string {
 	kv("admin.serverPort", c.AdminPort)
 	kv("admin.commandURL", c.AdminCommandURL)
 	return b.String()
+}
+
+func (a *adminSource) TraceMask() int64 { return a.srv().stats.traceMask.get() }
+
+// ACL returns a copy of the node's ACL, read under the state lock.
+func (a *adminSource) ACL(path string) ([]proto.ACL, bool) {
+	s := a.srv()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	t := s.fsm.Tree()
+	n := t.Get(path)
+	if n == nil {
+		return nil, false
+	}
+	return slices.Clone(t.ACL(n)), true
 }
 
 // Snapshot serialises the whole state under the read lock: reads go on,

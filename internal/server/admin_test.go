@@ -173,11 +173,17 @@ func TestAdminStandalone(t *testing.T) {
 	if m := cmd(t, s, "icfg"); !strings.Contains(m["initial_configuration"].(string), "tickTime=2000\n") {
 		t.Errorf("icfg: %v", m)
 	}
-	if m := cmd(t, s, "gtmk"); m["tracemask"] != float64(0) {
+	if m := cmd(t, s, "gtmk"); m["tracemask"] != float64(306) || fourLetter(t, s, "gtmk") != "306" {
 		t.Errorf("gtmk: %v", m)
 	}
-	if code, m := adminGet(t, s, "/commands/snapshot"); code != http.StatusServiceUnavailable || m["error"] == nil {
-		t.Errorf("snapshot without admin.snapshot.enabled: %d %v", code, m)
+	// Credentials are checked first, as in ZooKeeper: 401 without them,
+	// then 503 because the command is off.
+	if code, m := adminGet(t, s, "/commands/snapshot"); code != http.StatusUnauthorized || m["error"] == nil {
+		t.Errorf("snapshot without credentials: %d %v", code, m)
+	}
+	if code, body := adminGetAuth(t, s, "/commands/snapshot", "digest u:p"); code != http.StatusServiceUnavailable ||
+		!strings.Contains(string(body), "admin.snapshot.enabled") {
+		t.Errorf("snapshot without admin.snapshot.enabled: %d %s", code, body)
 	}
 
 	checkMntrAgrees(t, s)
@@ -278,7 +284,13 @@ func TestAdminSnapshot(t *testing.T) {
 	for i := range 20 {
 		c.mustCreate("/n"+strconv.Itoa(i), strings.Repeat("x", i), 0)
 	}
-	resp, err := http.Get("http://" + s.AdminAddr().String() + "/commands/snapshot")
+	// The root's ACL is world:anyone ALL, so any digest will do.
+	req, err := http.NewRequest(http.MethodGet, "http://"+s.AdminAddr().String()+"/commands/snapshot", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "digest u:p")
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +315,11 @@ func TestAdminSnapshot(t *testing.T) {
 	if m.LastZxid() != s.lastZxid() {
 		t.Errorf("restored zxid %x, server %x", m.LastZxid(), s.lastZxid())
 	}
-	code, rep := adminGet(t, s, "/commands/snapshot?streaming=false")
+	code, body := adminGetAuth(t, s, "/commands/snapshot?streaming=false", "digest u:p")
+	var rep map[string]any
+	if err := json.Unmarshal(body, &rep); err != nil {
+		t.Fatalf("snapshot report: %v\n%s", err, body)
+	}
 	if code != 200 || rep["last_zxid"] != "0x"+hex64(s.lastZxid()) || rep["snapshot_size"] != float64(len(data)) {
 		t.Errorf("snapshot report: %d %v", code, rep)
 	}

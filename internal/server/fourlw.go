@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"io/fs"
@@ -12,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/paddockhq/paddock/internal/proto"
@@ -70,7 +72,7 @@ func (s *Server) fourLetterWord(c *conn, cmd string, r *bufio.Reader) {
 	case !s.cfg.FourLetterWords.Allowed(cmd):
 		out = cmd + " is not executed because it is not in the whitelist.\n"
 	case !s.serving.Load() && needsServing(cmd):
-		out = "This ZooKeeper instance is not currently serving requests\n"
+		out = notServing
 	default:
 		out = s.runFourLetterWord(cmd, r)
 	}
@@ -84,16 +86,44 @@ func (s *Server) fourLetterWord(c *conn, cmd string, r *bufio.Reader) {
 	s.dropConn(c)
 }
 
-// needsServing reports whether a four-letter word answers only while the
-// server serves, as in ZooKeeper (ruok, isro and the trace-mask words answer
-// always).
+// notServing is ZooKeeper's AbstractFourLetterCommand.ZK_NOT_SERVING as its
+// commands print it (println: with a newline).
+const notServing = "This ZooKeeper instance is not currently serving requests\n"
+
+// needsServing reports whether a four-letter word answers only notServing
+// while the server does not serve, as in ZooKeeper: all but ruok, envi and
+// the trace-mask words, which answer regardless, and isro, which answers
+// "null" then (see runFourLetterWord).
 func needsServing(cmd string) bool {
 	switch cmd {
-	case "ruok", "isro", "gtmk", "stmk", "envi", "conf", "dirs":
+	case "ruok", "isro", "gtmk", "stmk", "envi":
 		return false
 	}
 	return true
 }
+
+// defaultTraceMask is ZooKeeper's initial text trace mask (ZooTrace:
+// client requests, server packets, sessions and warnings), which gtmk
+// prints until stmk sets another.
+const defaultTraceMask int64 = 1<<1 | 1<<4 | 1<<5 | 1<<8 // 306
+
+// traceMask is a server's text trace mask: gtmk and the admin
+// get_trace_mask report it, stmk sets it. Paddock writes no trace log, so
+// the mask changes nothing else; it is kept so that tools setting it read
+// back what they set, as with ZooKeeper. The zero value holds
+// defaultTraceMask.
+type traceMask struct {
+	p atomic.Pointer[int64] // nil: defaultTraceMask
+}
+
+func (m *traceMask) get() int64 {
+	if p := m.p.Load(); p != nil {
+		return *p
+	}
+	return defaultTraceMask
+}
+
+func (m *traceMask) set(mask int64) { m.p.Store(&mask) }
 
 func (s *Server) runFourLetterWord(cmd string, r *bufio.Reader) string {
 	var b strings.Builder
@@ -134,16 +164,26 @@ func (s *Server) runFourLetterWord(cmd string, r *bufio.Reader) string {
 	case "dump":
 		s.writeDump(&b)
 	case "isro":
+		// ZooKeeper's IsroCommand: "null" without a running server.
+		// Paddock has no read-only mode, so a serving server is "rw".
+		if !s.serving.Load() {
+			return "null"
+		}
 		return "rw"
 	case "dirs":
 		fmt.Fprintf(&b, "datadir_size: %d\nlogdir_size: %d\n", dirSize(s.cfg.DataDir), dirSize(s.cfg.DataLogDir))
 	case "gtmk":
-		// Paddock has no request tracing: the trace mask is empty.
-		return "0"
+		return strconv.FormatInt(s.stats.traceMask.get(), 10)
 	case "stmk":
-		var mask [8]byte
-		io.ReadFull(r, mask[:])
-		return "0"
+		// The mask follows the word as a big-endian long (NIOServerCnxn).
+		// Without it ZooKeeper answers nothing and keeps its mask.
+		var buf [8]byte
+		if _, err := io.ReadFull(r, buf[:]); err != nil {
+			return ""
+		}
+		mask := int64(binary.BigEndian.Uint64(buf[:]))
+		s.stats.traceMask.set(mask)
+		return strconv.FormatInt(mask, 10)
 	case "hash":
 		// ZooKeeper lists its digest log here, which a standalone server
 		// leaves empty.

@@ -11,6 +11,8 @@ type stats struct {
 	received atomic.Int64
 	sent     atomic.Int64
 	latency  latency
+	// traceMask is gtmk's and stmk's (fourlw.go); srst leaves it alone.
+	traceMask traceMask
 }
 
 func (s *stats) record(d time.Duration) { s.latency.add(d) }

@@ -58,7 +58,7 @@ var allowedDiffs = []allowedDiff{
 var commandsNotInPaddock = []string{
 	"observer_connection_stat_reset", // Paddock's observers are raft learners, with no connection to reset
 	"observers",                      // likewise: no observer learner handlers to list
-	"set_trace_mask",                 // Paddock has no request tracing (get_trace_mask answers 0)
+	"set_trace_mask",                 // Paddock has no request tracing; the stmk four-letter word sets the mask get_trace_mask reports
 	"system_properties",              // JVM system properties
 }
 
