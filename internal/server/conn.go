@@ -93,6 +93,10 @@ type item struct {
 	err      proto.ErrCode
 	close    bool // close the connection after this reply
 	received time.Time
+	// auth is the connection's identities when the request came: a read
+	// is checked against them, not against those of an auth packet sent
+	// after it (ZooKeeper's Request copies them too).
+	auth []proto.ID
 	// reqs holds the request record of the common reads (req points
 	// into it), so that decoding them allocates only the path.
 	reqs struct {
@@ -351,7 +355,7 @@ func (c *conn) decode(frame []byte) (*item, bool) {
 		return nil, false
 	}
 	it := c.newItem()
-	it.xid, it.op, it.received = h.Xid, h.Op, time.Now()
+	it.xid, it.op, it.received, it.auth = h.Xid, h.Op, time.Now(), c.authIDs()
 	body := frame[d.Offset():]
 	switch h.Op {
 	case proto.OpGetData, proto.OpExists, proto.OpGetChildren, proto.OpGetChildren2:
@@ -373,7 +377,7 @@ func (c *conn) decode(frame []byte) (*item, bool) {
 	case proto.OpSASL:
 		// No SASL provider is configured: ZooKeeper answers with a null
 		// token and keeps the connection.
-		it.reply = proto.AppendReplyFrame(nil, proto.ReplyHeader{Xid: h.Xid, Zxid: c.s.lastZxid()}, &nullToken{})
+		it.reply = proto.AppendReplyFrame(nil, proto.ReplyHeader{Xid: h.Xid}, &nullToken{}) // zxid 0, as processSasl's
 		return it, true
 	case proto.OpCheck, proto.OpCreateSession, proto.OpError, proto.OpNotification:
 		// Not valid as a request here: ZooKeeper answers UNIMPLEMENTED and
@@ -387,6 +391,14 @@ func (c *conn) decode(frame []byte) (*item, bool) {
 			c.log.Warn("closing connection: unknown opcode", "op", int32(h.Op))
 			it.err, it.close = proto.ErrUnimplemented, true
 			return it, false
+		}
+		if h.Op == proto.OpAuth {
+			// ZooKeeperServer.processPacket reads the auth packet
+			// itself: one it cannot read closes the connection, with
+			// no reply.
+			c.log.Warn("closing connection: malformed auth packet", "err", err)
+			c.freeItem(it)
+			return nil, false
 		}
 		// ZooKeeper answers a body it cannot deserialize with
 		// MARSHALLINGERROR and keeps the connection.

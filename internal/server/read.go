@@ -85,7 +85,7 @@ func (s *Server) readOp(c *conn, it *item, out *readReply) proto.ErrCode {
 // kinds readReply encodes itself.
 func (s *Server) readResp(c *conn, it *item, out *readReply) (proto.Response, proto.ErrCode) {
 	t := s.fsm.Tree()
-	auth := c.authIDs()
+	auth := it.auth // as the connection was when the request came
 	switch r := it.req.(type) {
 	case *proto.ExistsRequest:
 		if strings.IndexByte(r.Path, 0) >= 0 {
@@ -210,7 +210,7 @@ func (s *Server) readResp(c *conn, it *item, out *readReply) (proto.Response, pr
 			r.PersistentWatches, r.PersistentRecursiveWatches)
 		return nil, proto.ErrOK
 	case *proto.MultiRequest:
-		return s.multiRead(c, r), proto.ErrOK
+		return s.multiRead(auth, r), proto.ErrOK
 	case *proto.Empty:
 		if it.op == proto.OpWhoAmI {
 			return whoAmI(auth), proto.ErrOK
@@ -244,9 +244,8 @@ func (s *Server) readable(t *tree.Tree, path string, perm int32, auth []proto.ID
 	return n, proto.ErrOK
 }
 
-func (s *Server) multiRead(c *conn, r *proto.MultiRequest) *proto.MultiResponse {
+func (s *Server) multiRead(auth []proto.ID, r *proto.MultiRequest) *proto.MultiResponse {
 	t := s.fsm.Tree()
-	auth := c.authIDs()
 	out := &proto.MultiResponse{Results: make([]proto.MultiResult, len(r.Ops))}
 	for i, op := range r.Ops {
 		n, code := s.readable(t, op.Path, proto.PermRead, auth)
