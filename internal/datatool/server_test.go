@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/paddockhq/paddock/internal/config"
+	"github.com/paddockhq/paddock/internal/fsm"
 	"github.com/paddockhq/paddock/internal/server"
 	"github.com/paddockhq/paddock/internal/storage"
 	"github.com/paddockhq/paddock/zk"
@@ -206,7 +207,7 @@ func TestServerDataTools(t *testing.T) {
 }
 
 func testVerifyServerData(t *testing.T, w *written, dirs Dirs) {
-	rep, err := Verify(dirs, VerifyOptions{})
+	rep, err := Verify(dirs, VerifyOptions{FSM: fsm.Options{ExtendedTypes: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -417,7 +418,7 @@ func testCorruptServerData(t *testing.T, w *written) {
 		dirs := DataDirs(copyDir(t, w.dataDir), "")
 		seg := onlySegment(t, dirs.WAL)
 		flip(t, seg.Path, seg.Size/2)
-		rep, err := Verify(dirs, VerifyOptions{})
+		rep, err := Verify(dirs, VerifyOptions{FSM: fsm.Options{ExtendedTypes: true}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -436,7 +437,7 @@ func testCorruptServerData(t *testing.T, w *written) {
 		if err := os.Truncate(seg.Path, seg.Size-3); err != nil {
 			t.Fatal(err)
 		}
-		rep, err := Verify(dirs, VerifyOptions{})
+		rep, err := Verify(dirs, VerifyOptions{FSM: fsm.Options{ExtendedTypes: true}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -458,7 +459,7 @@ func testCorruptServerData(t *testing.T, w *written) {
 		}
 		newest := infos[len(infos)-1]
 		flip(t, newest.Path, 40)
-		rep, err := Verify(dirs, VerifyOptions{})
+		rep, err := Verify(dirs, VerifyOptions{FSM: fsm.Options{ExtendedTypes: true}})
 		if err != nil {
 			t.Fatal(err)
 		}

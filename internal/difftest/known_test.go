@@ -20,8 +20,9 @@ var knownDifferences = map[string]string{
 	"check-top-level": "a check outside a multi is not a valid request since 3.9: Unimplemented, " +
 		"connection closed (3.8 runs it, and never answers one that succeeds)",
 	"multi-create2-result": "create2 inside a multi answers with path and Stat since 3.9 (ZOOKEEPER-4026)",
-	"multi-ttl-flags-in-create": "3.9's MultiOperationRecord decodes a create with TTL flags and the op " +
-		"fails with BadArguments; 3.8 fails to decode the whole multi (MarshallingError)",
+	"multi-unknown-flags-in-create": "a create, create2 or createContainer op in a multi whose flags are " +
+		"no CreateMode fails the whole multi with MarshallingError since 3.8.3 and 3.9 (MultiOperationRecord); " +
+		"3.8.0 fails the op alone with BadArguments",
 	"checkwatches-other-connection": "checkWatches looks only at the caller's watches since 3.9 " +
 		"(ZOOKEEPER-4466); 3.8 finds any connection's watch",
 	"addwatch-persistent-plus-standard": "a standard and a persistent watch on one path coexist since 3.9 " +

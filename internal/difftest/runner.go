@@ -214,6 +214,8 @@ func (r *runner) step(st Step) error {
 		return nil
 	case "close":
 		return r.closeSession(c, st.Text)
+	case "allchildrendiff":
+		return r.countDiff(c, st)
 	case "raw":
 		return r.raw(c, st)
 	case "rawconnect":

@@ -126,7 +126,7 @@ func TestCreateErrors(t *testing.T) {
 				t.Fatalf("failed create reported path %q changes %v", res.Path, r.Changes)
 			}
 			// Nothing changed but the applied index.
-			a, b := snapshotDump(t, before), snapshotDump(t, h.m.AppendSnapshot(nil))
+			a, b := snapshotDump(t, h.m.opts, before), snapshotDump(t, h.m.opts, h.m.AppendSnapshot(nil))
 			a.Applied, a.LastZxid = b.Applied, b.LastZxid
 			if d := diffState(a, b); d != "" {
 				t.Fatalf("failed create changed the state:\n%s", d)

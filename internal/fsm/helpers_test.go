@@ -185,16 +185,17 @@ func dumpMachine(m *Machine) stateDump {
 		d.Ephemerals[s] = t.Ephemerals(s)
 	}
 	t.Walk(func(path string, n *tree.Node) {
-		d.Nodes[path] = nodeDump{Stat: n.Stat(), Data: n.Data, DataNil: n.Data == nil, ACL: t.ACL(n),
-			Owner: n.EphemeralOwner, Cversion: n.Cversion, Kind: n.Kind()}
+		d.Nodes[path] = nodeDump{Stat: t.Stat(n), Data: n.Data, DataNil: n.Data == nil, ACL: t.ACL(n),
+			Owner: n.EphemeralOwner, Cversion: n.Cversion, Kind: t.Kind(n)}
 	})
 	return d
 }
 
-// snapshotDump restores a snapshot into a fresh machine and dumps it.
-func snapshotDump(t *testing.T, b []byte) stateDump {
+// snapshotDump restores a snapshot into a fresh machine with opts and
+// dumps it.
+func snapshotDump(t *testing.T, opts Options, b []byte) stateDump {
 	t.Helper()
-	m := New(Options{})
+	m := New(opts)
 	if err := m.Restore(b); err != nil {
 		t.Fatalf("Restore: %v", err)
 	}
@@ -261,7 +262,7 @@ func checkState(t *testing.T, m *Machine) {
 	t.Helper()
 	b := m.AppendSnapshot(nil)
 	want := dumpMachine(m)
-	if d := diffState(want, snapshotDump(t, b)); d != "" {
+	if d := diffState(want, snapshotDump(t, m.opts, b)); d != "" {
 		t.Fatalf("snapshot round trip differs:\n%s", d)
 	}
 	used := make(map[string]bool)

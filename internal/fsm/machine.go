@@ -16,6 +16,12 @@ type Options struct {
 	ExtendedTypes bool
 }
 
+// treeOptions are the tree's share of the options: a tree made by New and
+// one restored from a snapshot classify nodes alike.
+func (o Options) treeOptions() tree.Options {
+	return tree.Options{ExtendedTypes: o.ExtendedTypes}
+}
+
 // Session is a session as the replicated state knows it.
 type Session struct {
 	ID      int64
@@ -43,6 +49,9 @@ type Machine struct {
 
 	undo      []undoStep // undo log of the multi being applied
 	recording bool       // whether ops record undo steps (only inside a multi)
+	// ephemeralContainers are the containers that createContainer ops with
+	// an ephemeral mode made in the multi being applied (see create).
+	ephemeralContainers []*tree.Node
 
 	// decoded is the entry ApplyTo decodes into, with room for the next
 	// one's arrays and the identities seen: applying another member's
@@ -53,7 +62,7 @@ type Machine struct {
 
 // New returns a machine holding an empty tree.
 func New(opts Options) *Machine {
-	return &Machine{opts: opts, tree: tree.New(), sessions: make(map[int64]*Session)}
+	return &Machine{opts: opts, tree: tree.New(opts.treeOptions()), sessions: make(map[int64]*Session)}
 }
 
 // Tree returns the data tree for reads. Callers must hold the lock that

@@ -3,9 +3,11 @@ package fsm
 import (
 	"bytes"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/paddockhq/paddock/internal/proto"
+	"github.com/paddockhq/paddock/internal/tree"
 )
 
 func TestMultiSuccess(t *testing.T) {
@@ -113,6 +115,9 @@ func TestMultiFailure(t *testing.T) {
 		{"bad arguments", nil, []Op{create("/x", "", 0), create("/x/.", "", 0), create("/z", "", 0)}, 1, proto.ErrBadArguments},
 		{"not empty after creating a child", nil, []Op{create("/x", "", 0), create("/x/y", "", 0), del("/x", -1)}, 2, proto.ErrNotEmpty},
 		{"child of a new ephemeral", nil, []Op{create("/x", "", proto.FlagEphemeral), create("/x/y", "", 0)}, 1, proto.ErrNoChildrenForEphemerals},
+		{"child of a new ephemeral container", nil, []Op{ephemeralContainer("/x"), create("/x/y", "", 0)}, 1, proto.ErrNoChildrenForEphemerals},
+		{"grandchild of a new ephemeral container", nil, []Op{container("/x"), ephemeralContainer("/x/y"), create("/x/z", "", 0),
+			create("/x/y/w", "", 0)}, 3, proto.ErrNoChildrenForEphemerals},
 		{"delete what the multi created", nil, []Op{create("/x", "", 0), del("/x", 0), del("/x", -1)}, 2, proto.ErrNoNode},
 		{"bad TTL", nil, []Op{create("/x", "", 0), createTTL("/y", proto.FlagPersistentWithTTL, 0)}, 1, proto.ErrBadArguments},
 	}
@@ -137,7 +142,7 @@ func TestMultiFailure(t *testing.T) {
 				}
 			}
 			after := h.m.AppendSnapshot(nil)
-			a, b := snapshotDump(t, before), snapshotDump(t, after)
+			a, b := snapshotDump(t, h.m.opts, before), snapshotDump(t, h.m.opts, after)
 			if b.Applied != a.Applied+1 {
 				t.Fatalf("applied %d -> %d", a.Applied, b.Applied)
 			}
@@ -177,7 +182,7 @@ func TestMultiRollbackSequence(t *testing.T) {
 	if h.node("/p/q-0000000002") != n {
 		t.Fatal("rolled-back delete put back a different node")
 	}
-	a, b := snapshotDump(t, snap), dumpMachine(h.m)
+	a, b := snapshotDump(t, h.m.opts, snap), dumpMachine(h.m)
 	a.Applied, a.LastZxid = b.Applied, b.LastZxid
 	if d := diffState(a, b); d != "" {
 		t.Fatal(d)
@@ -258,4 +263,41 @@ func TestMultiUndoRoom(t *testing.T) {
 	if cap(h.m.undo) != 0 {
 		t.Fatalf("after a multi of %d ops the undo log keeps room for %d", len(large), cap(h.m.undo))
 	}
+}
+
+// ephemeralContainer is a createContainer op with the ephemeral flag.
+func ephemeralContainer(path string) Op {
+	return Op{Op: proto.OpCreateContainer, Path: path, ACL: openACL, Flags: proto.FlagEphemeral}
+}
+
+// TestMultiEphemeralContainer: createContainer with an ephemeral mode makes
+// a container, which looks ephemeral only to the later ops of its own multi
+// (ZooKeeper's pending record carries the session as owner).
+func TestMultiEphemeralContainer(t *testing.T) {
+	h := opsFixture(t)
+	r := h.multi(sess1, nil, ephemeralContainer("/x"), create("/y", "", 0))
+	if r.Ops[0].Err != proto.ErrOK || r.Ops[0].Op != proto.OpCreateContainer {
+		t.Fatalf("multi: %+v", r.Ops)
+	}
+	tr := h.m.Tree()
+	if n := h.node("/x"); tr.Kind(n) != tree.Container || slices.Contains(tr.Ephemerals(sess1), "/x") {
+		t.Fatalf("/x is %v, session's ephemerals %v", tr.Kind(n), tr.Ephemerals(sess1))
+	}
+	// Later entries see the committed container.
+	h.must(sess1, nil, create("/x/a", "", 0))
+	if r := h.multi(sess1, nil, create("/x/b", "", 0)); r.Ops[0].Err != proto.ErrOK {
+		t.Fatalf("child in a later multi: %v", r.Ops[0].Err)
+	}
+	// So does a single createContainer's own next entry.
+	h.must(sess1, nil, ephemeralContainer("/z"))
+	h.must(sess1, nil, create("/z/a", "", 0))
+	// Deleted and created again as a plain node in the same multi, the
+	// path takes children again.
+	r = h.multi(sess1, nil, ephemeralContainer("/w"), del("/w", -1), create("/w", "", 0), create("/w/a", "", 0))
+	for i, res := range r.Ops {
+		if res.Err != proto.ErrOK {
+			t.Fatalf("op %d: %v", i, res.Err)
+		}
+	}
+	checkState(t, h.m)
 }

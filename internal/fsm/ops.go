@@ -2,6 +2,7 @@ package fsm
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/paddockhq/paddock/internal/acl"
@@ -86,7 +87,7 @@ func (m *Machine) create(e *Entry, op *Op, zxid int64, r *Result) OpResult {
 		// Also catches "/" itself, which has no name under a parent.
 		return fail(proto.ErrNodeExists)
 	}
-	if parent.Kind() == tree.Ephemeral {
+	if m.tree.Kind(parent) == tree.Ephemeral || slices.Contains(m.ephemeralContainers, parent) {
 		return fail(proto.ErrNoChildrenForEphemerals)
 	}
 	var owner int64
@@ -100,12 +101,19 @@ func (m *Machine) create(e *Entry, op *Op, zxid int64, r *Result) OpResult {
 	}
 	oldCversion, oldPzxid := parent.Cversion, parent.Pzxid
 	n := m.tree.CreateIn(parent, path, op.Data, acls, owner, zxid, e.Time)
+	if op.Op == proto.OpCreateContainer && ephemeral && m.recording {
+		// PrepRequestProcessor takes the node's pending record's owner
+		// from the mode (the session) and the txn from the opcode (a
+		// container): to the later ops of the same multi the node is
+		// ephemeral, and a child of it fails.
+		m.ephemeralContainers = append(m.ephemeralContainers, n)
+	}
 	m.record(undoStep{kind: undoCreate, path: path, parent: parent, version: oldCversion, mzxid: oldPzxid})
 	m.quotaNodeCreated(path, n)
 	m.updateQuota(path, 1, int64(len(op.Data)))
 	res := OpResult{Op: op.Op, Path: path}
 	if op.Op != proto.OpCreate {
-		res.Stat = n.Stat()
+		res.Stat = m.tree.Stat(n)
 	}
 	r.Changes = append(r.Changes,
 		Change{Type: proto.EventNodeCreated, Path: path, ACL: m.tree.ACL(n)},
@@ -172,7 +180,7 @@ func (m *Machine) delete(e *Entry, op *Op, zxid int64, r *Result) OpResult {
 // the entry's time, that the node is still due as ContainerManager judged it,
 // so a node used or replaced since the reaper looked survives.
 func (m *Machine) reapable(e *Entry, n *tree.Node) bool {
-	kind := n.Kind()
+	kind := m.tree.Kind(n)
 	if e.Session != 0 {
 		return kind != tree.Ephemeral
 	}
@@ -206,7 +214,7 @@ func (m *Machine) setData(e *Entry, op *Op, zxid int64, r *Result) OpResult {
 	m.record(undoStep{kind: undoSetData, node: n, data: oldData, version: oldVersion, mzxid: oldMzxid, mtime: oldMtime})
 	m.updateQuota(op.Path, 0, int64(len(op.Data)-len(oldData)))
 	r.Changes = append(r.Changes, Change{Type: proto.EventNodeDataChanged, Path: op.Path, ACL: m.tree.ACL(n)})
-	return OpResult{Op: op.Op, Stat: n.Stat()}
+	return OpResult{Op: op.Op, Stat: m.tree.Stat(n)}
 }
 
 func (m *Machine) setACL(e *Entry, op *Op, _ int64) OpResult {
@@ -231,7 +239,7 @@ func (m *Machine) setACL(e *Entry, op *Op, _ int64) OpResult {
 	oldACL, oldAversion := m.tree.ACL(n), n.Aversion
 	m.tree.SetACL(n, acls, aversion)
 	m.record(undoStep{kind: undoSetACL, node: n, acl: oldACL, version: oldAversion})
-	return OpResult{Op: op.Op, Stat: n.Stat()}
+	return OpResult{Op: op.Op, Stat: m.tree.Stat(n)}
 }
 
 func (m *Machine) check(e *Entry, op *Op) OpResult {

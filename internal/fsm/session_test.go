@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/paddockhq/paddock/internal/proto"
+	"github.com/paddockhq/paddock/internal/tree"
 )
 
 func TestSessions(t *testing.T) {
@@ -121,4 +122,61 @@ func TestApplyEmptyAndOrder(t *testing.T) {
 			h.m.ApplyEntry(idx, &Entry{Type: EntryCreateSession, Session: 9})
 		}()
 	}
+}
+
+// TestSessionTopByteFF: a server with myid 255 makes session ids whose top
+// byte is 0xFF, the TTL marker of an ephemeralOwner. Without extended types
+// (the only setting that allows myid 255) such a session's ephemerals are
+// ephemerals: listed for the session, shown with it as owner, childless,
+// and deleted when it closes, before and after a snapshot round trip. With
+// extended types the marker still means TTL.
+func TestSessionTopByteFF(t *testing.T) {
+	const sess255 int64 = -0x100000000000000 | 0x1234567 // 0xFF00000001234567
+	h := newHarness(t, Options{})
+	h.openSession(sess255)
+	h.must(sess255, nil, create("/p", "", 0))
+	res := h.must(sess255, nil, create2("/p/e", proto.FlagEphemeral))
+	if res.Stat.EphemeralOwner != sess255 {
+		t.Errorf("create2 Stat ephemeralOwner %#x, want the session", uint64(res.Stat.EphemeralOwner))
+	}
+	for _, m := range []*Machine{h.m, restored(t, h.m)} {
+		tr := m.Tree()
+		if got := tr.Ephemerals(sess255); !reflect.DeepEqual(got, []string{"/p/e"}) {
+			t.Errorf("Ephemerals = %v, want [/p/e]", got)
+		}
+		if n := tr.Get("/p/e"); tr.Kind(n) != tree.Ephemeral || tr.Stat(n).EphemeralOwner != sess255 || len(tr.TTLNodes()) != 0 {
+			t.Errorf("/p/e: kind %v, owner %#x, TTL nodes %v", tr.Kind(n), uint64(tr.Stat(n).EphemeralOwner), tr.TTLNodes())
+		}
+	}
+	if res, _ := h.one(sess255, nil, create("/p/e/c", "", 0)); res.Err != proto.ErrNoChildrenForEphemerals {
+		t.Errorf("child of the ephemeral: %v, want NoChildrenForEphemerals", res.Err)
+	}
+	checkState(t, h.m)
+	r := h.apply(&Entry{Type: EntryCloseSession, Session: sess255})
+	if r.Err != proto.ErrOK || h.m.Tree().Get("/p/e") != nil || h.m.Tree().EphemeralCount() != 0 {
+		t.Fatalf("close: %v; /p/e left: %v", r.Err, h.m.Tree().Get("/p/e") != nil)
+	}
+
+	// With extended types the same owner value is a TTL node.
+	h = newHarness(t, Options{ExtendedTypes: true})
+	h.openSession(sess1)
+	h.must(sess1, nil, createTTL("/t", proto.FlagPersistentWithTTL, 0x1234567))
+	tr := h.m.Tree()
+	if n := h.node("/t"); n.EphemeralOwner != sess255 || tr.Kind(n) != tree.TTL || tr.Stat(n).EphemeralOwner != 0 ||
+		!reflect.DeepEqual(tr.TTLNodes(), []string{"/t"}) || tr.EphemeralCount() != 0 {
+		t.Errorf("/t: owner %#x kind %v, TTL nodes %v", uint64(n.EphemeralOwner), tr.Kind(n), tr.TTLNodes())
+	}
+	h.must(sess1, nil, create("/t/c", "", 0))
+	checkState(t, h.m)
+}
+
+// restored is m's state restored from its snapshot into a machine with
+// the same options.
+func restored(t *testing.T, m *Machine) *Machine {
+	t.Helper()
+	back := New(m.opts)
+	if err := back.Restore(m.AppendSnapshot(nil)); err != nil {
+		t.Fatal(err)
+	}
+	return back
 }

@@ -70,7 +70,7 @@ func (m *Machine) Restore(data []byte) error {
 	if err := d.Err(); err != nil {
 		return fmt.Errorf("fsm snapshot: %w", err)
 	}
-	t, err := tree.DecodeSnapshot(d)
+	t, err := tree.DecodeSnapshot(d, m.opts.treeOptions())
 	if err != nil {
 		return fmt.Errorf("fsm snapshot: %w", err)
 	}

@@ -65,8 +65,10 @@ func (m *Machine) rollBack() {
 }
 
 // forget empties the undo log, keeping its room (up to maxUndoRoom steps)
-// but nothing it pointed to.
+// but nothing it pointed to, and ends the multi's ephemeralContainers.
 func (m *Machine) forget() {
+	clear(m.ephemeralContainers)
+	m.ephemeralContainers = m.ephemeralContainers[:0]
 	if cap(m.undo) > maxUndoRoom {
 		m.undo = nil
 		return

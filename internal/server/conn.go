@@ -474,11 +474,25 @@ func (c *conn) writeEntry(op proto.OpCode, req proto.Request) *fsm.Entry {
 		e.Multi = true
 		e.Ops = make([]fsm.Op, len(r.Ops))
 		for i, m := range r.Ops {
-			if m.Op == proto.OpCreateTTL && m.Flags != proto.FlagPersistentWithTTL &&
-				m.Flags != proto.FlagPersistentSequentialWithTTL {
-				// ZooKeeper's Op.create turns a createTTL record with a
-				// non-TTL mode into a plain create.
-				m.Op, m.TTL = proto.OpCreate, 0
+			// ZooKeeper rebuilds each create as Op.create does
+			// (MultiOperationRecord.deserialize). A create, create2 or
+			// createContainer record whose flags are no CreateMode, or a
+			// TTL mode (it has no TTL), fails the whole multi: no entry,
+			// and read answers MarshallingError. A createTTL record with a
+			// non-TTL mode loses its TTL. The container flag makes a
+			// createContainer of any of them.
+			switch m.Op {
+			case proto.OpCreate, proto.OpCreate2, proto.OpCreateContainer:
+				if m.Flags < proto.FlagPersistent || m.Flags > proto.FlagContainer {
+					return nil
+				}
+			case proto.OpCreateTTL:
+				if m.Flags != proto.FlagPersistentWithTTL && m.Flags != proto.FlagPersistentSequentialWithTTL {
+					m.Op, m.TTL = proto.OpCreate, 0
+				}
+			}
+			if m.Flags == proto.FlagContainer && (m.Op == proto.OpCreate || m.Op == proto.OpCreate2) {
+				m.Op = proto.OpCreateContainer
 			}
 			e.Ops[i] = fsm.Op{Op: m.Op, Path: m.Path, Data: m.Data, ACL: m.ACL, Flags: m.Flags, TTL: m.TTL, Version: m.Version}
 		}

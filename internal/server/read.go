@@ -16,7 +16,7 @@ func (s *Server) read(c *conn, it *item) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	hdr := proto.ReplyHeader{Xid: it.xid, Zxid: s.fsm.LastZxid()}
-	var r readReply
+	r := readReply{tree: s.fsm.Tree()}
 	hdr.Err = s.readOp(c, it, &r)
 	c.sendReply(hdr, &r)
 }
@@ -29,6 +29,7 @@ func (s *Server) read(c *conn, it *item) {
 type readReply struct {
 	kind replyKind
 	node *tree.Node
+	tree *tree.Tree // node's tree, whose Stat classifies it
 	resp proto.Response
 }
 
@@ -46,16 +47,16 @@ const (
 func (r *readReply) append(b []byte) []byte {
 	switch r.kind {
 	case replyStat:
-		st := proto.StatResponse{Stat: r.node.Stat()}
+		st := proto.StatResponse{Stat: r.tree.Stat(r.node)}
 		return st.Append(b)
 	case replyData:
-		gd := proto.GetDataResponse{Data: r.node.Data, Stat: r.node.Stat()}
+		gd := proto.GetDataResponse{Data: r.node.Data, Stat: r.tree.Stat(r.node)}
 		return gd.Append(b)
 	case replyChildren:
 		return appendChildren(b, r.node)
 	case replyChildren2:
 		b = appendChildren(b, r.node)
-		st := r.node.Stat()
+		st := r.tree.Stat(r.node)
 		return st.Append(b)
 	}
 	if r.resp == nil {
@@ -67,7 +68,7 @@ func (r *readReply) append(b []byte) []byte {
 // appendChildren appends n's child names as a jute vector<ustring>, as
 // proto.AppendStrings(b, n.Children()) does, without building the slice.
 func appendChildren(b []byte, n *tree.Node) []byte {
-	b = proto.AppendVectorLen(b, int(n.Stat().NumChildren), false)
+	b = proto.AppendVectorLen(b, n.NumChildren(), false)
 	n.EachChild(func(name string, _ *tree.Node) { b = proto.AppendString(b, name) })
 	return b
 }
@@ -157,14 +158,14 @@ func (s *Server) readResp(c *conn, it *item, out *readReply) (proto.Response, pr
 			}
 			list = masked
 		}
-		return &proto.GetACLResponse{ACL: list, Stat: n.Stat()}, proto.ErrOK
+		return &proto.GetACLResponse{ACL: list, Stat: t.Stat(n)}, proto.ErrOK
 	case *proto.SyncRequest:
 		// In standalone every write this session made is applied by the time
 		// the responder reaches the sync.
 		return &proto.SyncResponse{Path: r.Path}, proto.ErrOK
 	case *proto.GetEphemeralsRequest:
 		all := t.Ephemerals(c.sessionID)
-		prefix := strings.TrimSpace(r.PrefixPath)
+		prefix := javaTrim(r.PrefixPath)
 		out := make([]string, 0, len(all))
 		for _, p := range all {
 			if prefix == "" || prefix == "/" || strings.HasPrefix(p, r.PrefixPath) {
@@ -177,7 +178,14 @@ func (s *Server) readResp(c *conn, it *item, out *readReply) (proto.Response, pr
 		if code != proto.ErrOK {
 			return nil, code
 		}
-		return &proto.GetAllChildrenNumberResponse{TotalNumber: int32(tree.CountDescendants(n))}, proto.ErrOK
+		total := tree.CountDescendants(n)
+		if r.Path == "" {
+			// DataTree.getAllChildrenNumber special-cases "/" alone; for
+			// "" it counts the node keys starting with "/", the root's own
+			// "/" key among them.
+			total++
+		}
+		return &proto.GetAllChildrenNumberResponse{TotalNumber: int32(total)}, proto.ErrOK
 	case *proto.CheckWatchesRequest:
 		if !validWatcherType(r.Type) {
 			return nil, proto.ErrMarshallingError
@@ -210,6 +218,12 @@ func (s *Server) readResp(c *conn, it *item, out *readReply) (proto.Response, pr
 			r.PersistentWatches, r.PersistentRecursiveWatches)
 		return nil, proto.ErrOK
 	case *proto.MultiRequest:
+		if it.op == proto.OpMulti {
+			// A multi comes here only when writeEntry made no entry of it:
+			// ZooKeeper cannot decode one of its creates and fails the
+			// whole request.
+			return nil, proto.ErrMarshallingError
+		}
 		return s.multiRead(auth, r), proto.ErrOK
 	case *proto.Empty:
 		if it.op == proto.OpWhoAmI {
@@ -217,6 +231,21 @@ func (s *Server) readResp(c *conn, it *item, out *readReply) (proto.Response, pr
 		}
 	}
 	return nil, proto.ErrUnimplemented
+}
+
+// javaTrim is Java's String.trim, with which ZooKeeper decides whether a
+// getEphemerals prefix is empty: it strips the characters up to U+0020
+// (the space and every control character before it) from both ends, and
+// nothing else.
+func javaTrim(s string) string {
+	i, j := 0, len(s)
+	for i < j && s[i] <= ' ' {
+		i++
+	}
+	for j > i && s[j-1] <= ' ' {
+		j--
+	}
+	return s[i:j]
 }
 
 // lookup finds a node for a read. ZooKeeper's node table holds the root
@@ -253,7 +282,7 @@ func (s *Server) multiRead(auth []proto.ID, r *proto.MultiRequest) *proto.MultiR
 			out.Results[i] = proto.MultiResult{Op: proto.OpError, Err: code}
 			continue
 		}
-		st := n.Stat()
+		st := t.Stat(n)
 		if op.Op == proto.OpGetData {
 			out.Results[i] = proto.MultiResult{Op: op.Op, Data: n.Data, Stat: &st}
 		} else {

@@ -21,7 +21,7 @@ const (
 // children's paths.
 func populated(b *testing.B) (*tree.Tree, []string) {
 	b.Helper()
-	t := tree.New()
+	t := tree.New(tree.Options{ExtendedTypes: true})
 	val := make([]byte, benchValue)
 	zxid := int64(1)
 	paths := make([]string, 0, benchParents*benchPerParent)

@@ -11,7 +11,14 @@
 // A new tree matches a fresh Apache ZooKeeper DataTree: "/", /zookeeper,
 // /zookeeper/quota and /zookeeper/config with empty data and zero Stat,
 // except that /zookeeper/config is world-readable only with aversion -1.
-// Node.Stat returns what clients see (DataNode.copyStat): cversion derived
+// Tree.Stat returns what clients see (DataNode.copyStat): cversion derived
 // from the persisted child-creation counter, ephemeralOwner 0 for container
 // and TTL nodes. Data keeps the difference between null and empty.
+//
+// Whether an ephemeralOwner with the top byte 0xFF marks a TTL node or is a
+// session (of a server with myid 255) depends on ZooKeeper's
+// extendedTypesEnabled, which reaches the tree as Options when it is made
+// (New) or restored (DecodeSnapshot); Tree.Kind and Tree.Stat classify
+// under it, and so do the indexes. Node.Kind and Node.Stat classify as with
+// extended types on, for tools that read nodes without a tree.
 package tree

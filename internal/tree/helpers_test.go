@@ -58,8 +58,8 @@ func dumpTree(t *Tree) treeDump {
 		kids := n.Children()
 		sort.Strings(kids)
 		d.Nodes[path] = nodeDump{
-			Stat: n.Stat(), Data: n.Data, DataNil: n.Data == nil, ACL: t.ACL(n),
-			Owner: n.EphemeralOwner, Cversion: n.Cversion, Kind: n.Kind(), Children: kids,
+			Stat: t.Stat(n), Data: n.Data, DataNil: n.Data == nil, ACL: t.ACL(n),
+			Owner: n.EphemeralOwner, Cversion: n.Cversion, Kind: t.Kind(n), Children: kids,
 		}
 	})
 	return d
@@ -107,7 +107,7 @@ func checkInvariants(t *testing.T, tr *Tree) {
 			t.Errorf("%s: ACL reference %d is not interned", path, n.ACL)
 		}
 		used[aclKey(acl)] = true
-		switch n.Kind() {
+		switch tr.Kind(n) {
 		case Ephemeral:
 			eph[n.EphemeralOwner] = append(eph[n.EphemeralOwner], path)
 		case Container:

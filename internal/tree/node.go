@@ -43,21 +43,31 @@ const (
 	TTL
 )
 
-// Kind reports what sort of node n is.
-func (n *Node) Kind() Kind {
+// Kind reports what sort of node n is as ZooKeeper classifies it with
+// extended types enabled, the setting under which TTL nodes exist: an
+// ephemeralOwner whose top byte is 0xFF marks a TTL node. A tree
+// classifies its nodes under its own setting: use Tree.Kind for them.
+func (n *Node) Kind() Kind { return n.kind(true) }
+
+// kind is ZooKeeper's EphemeralType.get: the 0xFF top byte marks a TTL
+// node only with extended types; without them such an owner is the
+// session of an ephemeral node (a server with myid 255 makes such
+// session ids).
+func (n *Node) kind(extended bool) Kind {
 	switch o := n.EphemeralOwner; {
 	case o == 0:
 		return Persistent
 	case o == ContainerOwner:
 		return Container
-	case o < 0 && o&ttlMask == ttlMask:
+	case extended && o&ttlMask == ttlMask:
 		return TTL
 	default:
 		return Ephemeral
 	}
 }
 
-// TTL returns the time-to-live of a TTL node in milliseconds.
+// TTL returns the time-to-live of a node that Kind classifies as a TTL
+// node, in milliseconds, else 0.
 func (n *Node) TTL() int64 {
 	if n.Kind() != TTL {
 		return 0
@@ -87,12 +97,17 @@ func (n *Node) EachChild(fn func(name string, c *Node)) {
 	}
 }
 
-// Stat returns the metadata as clients see it: container and TTL nodes show
-// ephemeralOwner 0, and cversion counts child creations and deletions
-// (2*creations - live children), as DataNode.copyStat computes it.
-func (n *Node) Stat() proto.Stat {
+// Stat returns the metadata as clients see it, with n classified as Kind
+// does: container and TTL nodes show ephemeralOwner 0, and cversion counts
+// child creations and deletions (2*creations - live children), as
+// DataNode.copyStat computes it. A tree's nodes are shown under its own
+// setting: use Tree.Stat for them.
+func (n *Node) Stat() proto.Stat { return n.stat(true) }
+
+// stat is Stat with n classified under extended.
+func (n *Node) stat(extended bool) proto.Stat {
 	owner := n.EphemeralOwner
-	if k := n.Kind(); k == Container || k == TTL {
+	if k := n.kind(extended); k == Container || k == TTL {
 		owner = 0
 	}
 	nc := int32(len(n.children))

@@ -59,9 +59,11 @@ func appendNodeFields(b []byte, n *Node) []byte {
 	return proto.AppendInt32(b, int32(n.ACL))
 }
 
-// DecodeSnapshot rebuilds a tree from AppendSnapshot's output.
-func DecodeSnapshot(d *proto.Decoder) (*Tree, error) {
-	t := newEmpty()
+// DecodeSnapshot rebuilds a tree from AppendSnapshot's output. The
+// snapshot does not carry the tree's Options: the caller passes those it
+// runs with, as for New.
+func DecodeSnapshot(d *proto.Decoder, opts Options) (*Tree, error) {
+	t := newEmpty(opts)
 	nacl := d.Int32()
 	if err := d.Err(); err != nil {
 		return nil, fmt.Errorf("tree snapshot: ACL count: %w", err)
@@ -117,7 +119,12 @@ func DecodeSnapshot(d *proto.Decoder) (*Tree, error) {
 		if parent == nil || name == "" || parent.children[name] != nil {
 			return nil, fmt.Errorf("tree snapshot: node %q out of order", path)
 		}
-		if parent.Kind() == Ephemeral {
+		if t.Kind(parent) == Ephemeral {
+			if parent.Kind() == TTL {
+				// Written with extended types on; read without them, the
+				// TTL node's owner is a session.
+				return nil, fmt.Errorf("tree snapshot: node %q is under a TTL node, which is ephemeral with extended types off", path)
+			}
 			return nil, fmt.Errorf("tree snapshot: node %q has an ephemeral parent", path)
 		}
 		if parent.children == nil {

@@ -11,7 +11,7 @@ import (
 
 // richTree builds a tree with every kind of node and Stat history.
 func richTree() *Tree {
-	tr := New()
+	tr := New(Options{ExtendedTypes: true})
 	tr.Create("/a", []byte("alpha"), OpenACL, 0, 2, 100)
 	tr.Create("/a/b", nil, digestACL, 0, 3, 101)
 	tr.Create("/a/c", []byte{}, mixedACL, 0, 4, 102)
@@ -38,11 +38,11 @@ func mustGetNoT(tr *Tree, path string) *Node {
 }
 
 func decodeAll(b []byte) (*Tree, error) {
-	return DecodeSnapshot(proto.NewDecoder(b))
+	return DecodeSnapshot(proto.NewDecoder(b), Options{ExtendedTypes: true})
 }
 
 func TestSnapshotRoundTrip(t *testing.T) {
-	for name, tr := range map[string]*Tree{"new": New(), "rich": richTree()} {
+	for name, tr := range map[string]*Tree{"new": New(Options{ExtendedTypes: true}), "rich": richTree()} {
 		t.Run(name, func(t *testing.T) {
 			prefix := []byte("prefix")
 			b := tr.AppendSnapshot(append([]byte(nil), prefix...))
@@ -170,11 +170,16 @@ func TestDecodeSnapshotGarbage(t *testing.T) {
 }
 
 func FuzzDecodeSnapshot(f *testing.F) {
-	f.Add(New().AppendSnapshot(nil))
+	f.Add(New(Options{ExtendedTypes: true}).AppendSnapshot(nil))
 	f.Add(richTree().AppendSnapshot(nil))
 	f.Add([]byte{})
 	f.Add((&snapshotBuilder{}).acls(1).count(2).node("/", 1).node("/a", 1).b)
 	f.Fuzz(func(t *testing.T, b []byte) {
+		// Without extended types the same bytes decode to a tree that
+		// holds together too, or fail.
+		if tr, err := DecodeSnapshot(proto.NewDecoder(b), Options{}); err == nil {
+			checkInvariants(t, tr)
+		}
 		tr, err := decodeAll(b)
 		if err != nil {
 			return

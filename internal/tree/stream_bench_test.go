@@ -19,7 +19,7 @@ func BenchmarkStream(b *testing.B) {
 		name              string
 		parents, children int
 	}{{"1000x100", 1000, 100}, {"flat", 1, 100000}} {
-		tr := New()
+		tr := New(Options{ExtendedTypes: true})
 		for i := range shape.parents {
 			p := "/m" + strconv.Itoa(i)
 			tr.Create(p, nil, acl, 0, 1, 1)
@@ -50,7 +50,7 @@ func BenchmarkStream(b *testing.B) {
 func BenchmarkStreamFirst(b *testing.B) {
 	acl := []proto.ACL{{Perms: proto.PermAll, ID: proto.ID{Scheme: "world", ID: "anyone"}}}
 	v := make([]byte, 100)
-	tr := New()
+	tr := New(Options{ExtendedTypes: true})
 	tr.Create("/m", nil, acl, 0, 1, 1)
 	for i := range 100000 {
 		tr.Create("/m/n"+strconv.Itoa(i), v, acl, 0, 1, 1)
@@ -81,7 +81,7 @@ func BenchmarkStreamFirst(b *testing.B) {
 func BenchmarkStreamGrowing(b *testing.B) {
 	acl := []proto.ACL{{Perms: proto.PermAll, ID: proto.ID{Scheme: "world", ID: "anyone"}}}
 	v := make([]byte, 100)
-	tr := New()
+	tr := New(Options{ExtendedTypes: true})
 	tr.Create("/m", nil, acl, 0, 1, 1)
 	next, oldest := 0, 0
 	grow := func(n int) {
@@ -134,7 +134,7 @@ func BenchmarkCreateKeptOrder(b *testing.B) {
 			name = "stream open"
 		}
 		b.Run(name, func(b *testing.B) {
-			tr := New()
+			tr := New(Options{ExtendedTypes: true})
 			dirs := make([]string, parents)
 			next := 0
 			for i := range dirs {

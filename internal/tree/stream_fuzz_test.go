@@ -26,7 +26,7 @@ func FuzzStream(f *testing.F) {
 		}
 		acls := [][]proto.ACL{OpenACL, ReadACL}
 		parents := []string{"/a", "/b", "/a/c01"}
-		tr := New()
+		tr := New(Options{ExtendedTypes: true})
 		zxid := int64(1)
 		create := func(path string, czxid int64) {
 			zxid++

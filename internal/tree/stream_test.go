@@ -32,7 +32,7 @@ func TestStreamIsTheStartState(t *testing.T) {
 	for seed := int64(1); seed <= 20; seed++ {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			r := rand.New(rand.NewSource(seed))
-			tr := New()
+			tr := New(Options{ExtendedTypes: true})
 			var paths []string
 			zxid := int64(1)
 			structural := true // creates and deletes too, not only data and ACLs
@@ -143,11 +143,11 @@ func TestStreamIsTheStartState(t *testing.T) {
 				// The stream decodes, and the live tree is the one the
 				// changes made: compare it with a fresh copy through the
 				// snapshot format.
-				if _, err := DecodeSnapshot(proto.NewDecoder(got)); err != nil {
+				if _, err := DecodeSnapshot(proto.NewDecoder(got), Options{ExtendedTypes: true}); err != nil {
 					t.Fatal(err)
 				}
 				after := tr.AppendSnapshot(nil)
-				back, err := DecodeSnapshot(proto.NewDecoder(after))
+				back, err := DecodeSnapshot(proto.NewDecoder(after), Options{ExtendedTypes: true})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -196,7 +196,7 @@ func equalTrees(a, b *Tree) bool {
 // since (the order as kept), deletes and creates between streams (merged),
 // and so many changes that the order is dropped and sorted anew.
 func TestStreamCachedOrder(t *testing.T) {
-	tr := New()
+	tr := New(Options{ExtendedTypes: true})
 	tr.Create("/p", nil, OpenACL, 0, 1, 1)
 	for i := range 2 * sortCacheMin {
 		tr.Create(fmt.Sprintf("/p/c%03d", i), []byte{byte(i)}, OpenACL, 0, int64(2+i), 1)
@@ -270,7 +270,7 @@ func TestStreamCachedOrder(t *testing.T) {
 // it began with.
 func TestStreamSavesOnlyChangedChildren(t *testing.T) {
 	const children = 20000
-	tr := New()
+	tr := New(Options{ExtendedTypes: true})
 	tr.Create("/p", nil, OpenACL, 0, 1, 1)
 	for i := range children {
 		tr.Create(fmt.Sprintf("/p/c%05d", i), []byte("v"), OpenACL, 0, int64(2+i), 1)
@@ -310,7 +310,7 @@ func drainStream(s *Stream, max int) []byte {
 // when it is deleted again, that a child added with an older czxid is, and
 // that the stream is the state it began with in every case.
 func TestStreamAddsRecordNothing(t *testing.T) {
-	tr := New()
+	tr := New(Options{ExtendedTypes: true})
 	tr.Create("/p", nil, OpenACL, 0, 1, 1)
 	for i := range 100 {
 		tr.Create(fmt.Sprintf("/p/c%03d", i), []byte{byte(i)}, OpenACL, 0, int64(2+i), 1)
@@ -348,7 +348,7 @@ func TestStreamAddsRecordNothing(t *testing.T) {
 // children. The stream is still the state it began with.
 func TestStreamSortsWithoutTheLock(t *testing.T) {
 	const children = 3 * deferMin
-	tr := New()
+	tr := New(Options{ExtendedTypes: true})
 	tr.Create("/p", nil, OpenACL, 0, 1, 1)
 	zxid := int64(1)
 	create := func(name string) { zxid++; tr.Create("/p/"+name, nil, OpenACL, 0, zxid, zxid) }
@@ -450,7 +450,7 @@ func TestStreamSortsWithoutTheLock(t *testing.T) {
 // state it began with. make test runs it under the race detector, which
 // would report Prepare touching anything the changes do.
 func TestStreamPrepareConcurrently(t *testing.T) {
-	tr := New()
+	tr := New(Options{ExtendedTypes: true})
 	tr.Create("/p", nil, OpenACL, 0, 1, 1)
 	zxid := int64(1)
 	for i := range 2 * deferMin {
@@ -513,7 +513,7 @@ func TestStreamPrepareConcurrently(t *testing.T) {
 // (its goroutine).
 func TestStreamEndedAtALargeParent(t *testing.T) {
 	for _, stage := range []orderStage{stageGather, stageSort, stageReady} {
-		tr := New()
+		tr := New(Options{ExtendedTypes: true})
 		tr.Create("/p", nil, OpenACL, 0, 1, 1)
 		zxid := int64(1)
 		for i := range 2 * deferMin {

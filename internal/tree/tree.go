@@ -21,8 +21,20 @@ var (
 	ReadACL = []proto.ACL{{Perms: proto.PermRead, ID: proto.ID{Scheme: "world", ID: "anyone"}}}
 )
 
+// Options are the tree's behaviour switches. Every member of an ensemble
+// must use the same ones, and a tree restored from a snapshot gets them
+// again from its owner (DecodeSnapshot), so that replicas, WAL replay and
+// restore classify every node alike.
+type Options struct {
+	// ExtendedTypes is ZooKeeper's extendedTypesEnabled: an ephemeralOwner
+	// whose top byte is 0xFF marks a TTL node only when it is set;
+	// otherwise it is the session of an ephemeral node.
+	ExtendedTypes bool
+}
+
 // Tree is the data tree. It is not safe for concurrent use; see the package doc.
 type Tree struct {
+	extended   bool // Options.ExtendedTypes
 	root       *Node
 	count      int
 	dataSize   int64
@@ -72,8 +84,8 @@ const maxChangedPerKid = 2
 // /zookeeper/config, which is world-readable only and has aversion -1
 // (DataTree.addConfigNode calls setACL with version -1). The reserved nodes do
 // not count as child creations, so "/" shows cversion -1 and /zookeeper -2.
-func New() *Tree {
-	t := newEmpty()
+func New(opts Options) *Tree {
+	t := newEmpty(opts)
 	t.root = &Node{Data: []byte{}, ACL: t.acls.intern(OpenACL)}
 	t.count = 1
 	t.dataSize = rootSize
@@ -90,8 +102,9 @@ func New() *Tree {
 // where the root has the aliases "" and "/"; a fresh tree totals 44.
 const rootSize = 1
 
-func newEmpty() *Tree {
+func newEmpty(opts Options) *Tree {
 	return &Tree{
+		extended:   opts.ExtendedTypes,
 		acls:       newACLCache(),
 		ephemerals: make(map[int64]map[string]struct{}),
 		containers: make(map[string]struct{}),
@@ -174,6 +187,14 @@ func (t *Tree) DataSize() int64 { return t.dataSize }
 
 // ACL returns the ACL list of n. The slice is shared: do not modify it.
 func (t *Tree) ACL(n *Node) []proto.ACL { return t.acls.get(n.ACL) }
+
+// Kind reports what sort of node n is under the tree's Options (see
+// Node.kind).
+func (t *Tree) Kind(n *Node) Kind { return n.kind(t.extended) }
+
+// Stat returns n's metadata as clients see it (Node.Stat), with n
+// classified under the tree's Options.
+func (t *Tree) Stat(n *Node) proto.Stat { return n.stat(t.extended) }
 
 // Create adds a node at path. The parent must exist and the name must be free.
 // It bumps the parent's child-creation counter and pzxid as ZooKeeper does.
@@ -266,7 +287,7 @@ func (t *Tree) SetACL(n *Node, acl []proto.ACL, aversion int32) {
 }
 
 func (t *Tree) index(path string, n *Node) {
-	switch n.Kind() {
+	switch t.Kind(n) {
 	case Ephemeral:
 		s := t.ephemerals[n.EphemeralOwner]
 		if s == nil {
@@ -282,7 +303,7 @@ func (t *Tree) index(path string, n *Node) {
 }
 
 func (t *Tree) unindex(path string, n *Node) {
-	switch n.Kind() {
+	switch t.Kind(n) {
 	case Ephemeral:
 		if s := t.ephemerals[n.EphemeralOwner]; s != nil {
 			delete(s, path)

@@ -11,7 +11,7 @@ import (
 // TestNewReservedNodes checks a fresh tree against what Apache ZooKeeper
 // serves on a fresh server (stat, data, ACL of each reserved node).
 func TestNewReservedNodes(t *testing.T) {
-	tr := New()
+	tr := New(Options{ExtendedTypes: true})
 	cases := []struct {
 		path string
 		stat proto.Stat
@@ -63,7 +63,7 @@ func TestNewReservedNodes(t *testing.T) {
 }
 
 func TestGetOddPaths(t *testing.T) {
-	tr := New()
+	tr := New(Options{ExtendedTypes: true})
 	tr.Create("/a", nil, OpenACL, 0, 1, 1)
 	tr.Create("/a/b", nil, OpenACL, 0, 2, 2)
 	cases := []struct {
@@ -96,7 +96,7 @@ func TestGetOddPaths(t *testing.T) {
 }
 
 func TestCreateStat(t *testing.T) {
-	tr := New()
+	tr := New(Options{ExtendedTypes: true})
 	data := []byte("hello")
 	n := tr.Create("/a", data, OpenACL, 0, 5, 1000)
 	want := proto.Stat{Czxid: 5, Mzxid: 5, Ctime: 1000, Mtime: 1000, DataLength: 5, Pzxid: 5}
@@ -145,7 +145,7 @@ func TestCreateStat(t *testing.T) {
 }
 
 func TestSetDataSetACL(t *testing.T) {
-	tr := New()
+	tr := New(Options{ExtendedTypes: true})
 	n := tr.Create("/a", []byte("abc"), OpenACL, 0, 2, 100)
 	size := tr.DataSize()
 	tr.SetData(n, []byte("abcdefg"), 1, 3, 200)
@@ -180,7 +180,7 @@ func TestSetDataSetACL(t *testing.T) {
 }
 
 func TestKindsAndIndexes(t *testing.T) {
-	tr := New()
+	tr := New(Options{ExtendedTypes: true})
 	tr.Create("/p", nil, OpenACL, 0, 1, 1)
 	tr.Create("/p/e1", nil, OpenACL, 0x11, 2, 1)
 	tr.Create("/p/e2", nil, OpenACL, 0x11, 3, 1)
@@ -248,8 +248,68 @@ func TestKindsAndIndexes(t *testing.T) {
 	checkInvariants(t, tr)
 }
 
+// TestOwnerTopByteFF: a session of a server with myid 255 has the top
+// byte 0xFF, as a TTL node's ephemeralOwner has. Without extended types
+// (where TTL nodes do not exist) the owner is a session, as ZooKeeper's
+// EphemeralType.get has it, in every classification the tree makes,
+// restored snapshots included; with them it is a TTL node.
+func TestOwnerTopByteFF(t *testing.T) {
+	const session = -0x100000000000000 | 0x1234567 // 0xFF00000001234567
+	for _, extended := range []bool{false, true} {
+		opts := Options{ExtendedTypes: extended}
+		tr := New(opts)
+		tr.Create("/e", nil, OpenACL, session, 1, 1)
+		tr.Create("/c", nil, OpenACL, ContainerOwner, 2, 1)
+		wantKind, wantOwner, wantEph, wantTTLs := Ephemeral, int64(session), []string{"/e"}, []string(nil)
+		if extended {
+			wantKind, wantOwner, wantEph, wantTTLs = TTL, 0, nil, []string{"/e"}
+		}
+		for name, tr := range map[string]*Tree{"built": tr, "restored": roundTrip(t, tr, opts)} {
+			n := mustGet(t, tr, "/e")
+			if k, o := tr.Kind(n), tr.Stat(n).EphemeralOwner; k != wantKind || o != wantOwner {
+				t.Errorf("extended=%v %s: kind %v, client-visible owner %#x; want %v, %#x",
+					extended, name, k, uint64(o), wantKind, uint64(wantOwner))
+			}
+			if got := tr.Ephemerals(session); !equalStrings(got, wantEph) {
+				t.Errorf("extended=%v %s: Ephemerals = %v, want %v", extended, name, got, wantEph)
+			}
+			if got := tr.TTLNodes(); !equalStrings(got, wantTTLs) {
+				t.Errorf("extended=%v %s: TTLNodes = %v, want %v", extended, name, got, wantTTLs)
+			}
+			if c := mustGet(t, tr, "/c"); tr.Kind(c) != Container {
+				t.Errorf("extended=%v %s: /c is %v", extended, name, tr.Kind(c))
+			}
+			checkInvariants(t, tr)
+		}
+		tr.Delete("/e", 3)
+		if got := tr.EphemeralCount() + len(tr.TTLNodes()); got != 0 {
+			t.Errorf("extended=%v: %d indexed after the delete", extended, got)
+		}
+	}
+
+	// A snapshot with a TTL node that has a child, written with extended
+	// types, is refused without them: the child would sit under an
+	// ephemeral node.
+	tr := New(Options{ExtendedTypes: true})
+	tr.Create("/t", nil, OpenACL, TTLOwner(1000), 1, 1)
+	tr.Create("/t/k", nil, OpenACL, 0, 2, 1)
+	if _, err := DecodeSnapshot(proto.NewDecoder(tr.AppendSnapshot(nil)), Options{}); err == nil {
+		t.Error("a TTL node with a child restored without extended types")
+	}
+}
+
+// roundTrip restores tr's snapshot with opts.
+func roundTrip(t *testing.T, tr *Tree, opts Options) *Tree {
+	t.Helper()
+	back, err := DecodeSnapshot(proto.NewDecoder(tr.AppendSnapshot(nil)), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return back
+}
+
 func TestDeleteReinsert(t *testing.T) {
-	tr := New()
+	tr := New(Options{ExtendedTypes: true})
 	tr.Create("/p", []byte("parent"), OpenACL, 0, 1, 10)
 	tr.Create("/p/e", []byte("eph"), digestACL, 0x55, 2, 20)
 	before := dumpTree(tr)
@@ -277,7 +337,7 @@ func TestDeleteReinsert(t *testing.T) {
 }
 
 func TestACLInterning(t *testing.T) {
-	tr := New()
+	tr := New(Options{ExtendedTypes: true})
 	a := tr.Create("/a", nil, digestACL, 0, 1, 1)
 	b := tr.Create("/b", nil, digestACL, 0, 2, 1)
 	if a.ACL != b.ACL {
@@ -322,7 +382,7 @@ func TestACLInterning(t *testing.T) {
 // colon), so the interning key must not confuse a list with one id holding
 // separator bytes with a list of several entries.
 func TestACLKeyUnambiguous(t *testing.T) {
-	tr := New()
+	tr := New(Options{ExtendedTypes: true})
 	one := []proto.ACL{{Perms: proto.PermAll, ID: proto.ID{Scheme: "digest", ID: "u:p\x0031\x00world\x00anyone"}}}
 	two := []proto.ACL{
 		{Perms: proto.PermAll, ID: proto.ID{Scheme: "digest", ID: "u:p"}},
@@ -341,7 +401,7 @@ func TestACLKeyUnambiguous(t *testing.T) {
 }
 
 func TestWalkOrderAndCounts(t *testing.T) {
-	tr := New()
+	tr := New(Options{ExtendedTypes: true})
 	for i, p := range []string{"/b", "/a", "/a/z", "/a/y", "/a/y/x", "/c"} {
 		tr.Create(p, nil, OpenACL, 0, int64(i+1), 1)
 	}
@@ -381,7 +441,7 @@ func TestWalkOrderAndCounts(t *testing.T) {
 }
 
 func TestDataSize(t *testing.T) {
-	tr := New()
+	tr := New(Options{ExtendedTypes: true})
 	base := tr.DataSize()
 	tr.Create("/ab", []byte("12345"), OpenACL, 0, 1, 1)
 	if got := tr.DataSize(); got != base+3+5 {
