@@ -88,6 +88,10 @@ func NewSnapshotScanner(r io.Reader, size int64) (*SnapshotScanner, error) {
 		if s.hdr.Format >= 2 {
 			ss.Owner = uint64(j.int64())
 		}
+		if s.hdr.Format >= 3 {
+			j.int64() // the last write's connection and number (fsm.Session)
+			j.int64()
+		}
 		s.hdr.Sessions = append(s.hdr.Sessions, ss)
 	}
 	n = j.count("ACL list", 4+4)

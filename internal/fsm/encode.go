@@ -21,10 +21,14 @@ import (
 //	   from a member the session has moved away from is refused (see
 //	   Entry.Origin, EntryMoveSession). Written for entries with an Origin.
 //	   Entries with neither keep layout 1.
+//	4: layout 1 followed by long term, long origin (each 0 when none),
+//	   long conn and long seq: the connection's order of a client's write
+//	   (see Entry.Conn). Written for entries with a Conn.
 const (
 	EntryFormat       = 1
 	EntryFormatTerm   = 2
 	EntryFormatOrigin = 3
+	EntryFormatConn   = 4
 )
 
 // maxOps bounds the op count a decoder will accept in one entry.
@@ -49,6 +53,8 @@ const minOpSize = 8
 func (e *Entry) Encode(b []byte) []byte {
 	format := byte(EntryFormat)
 	switch {
+	case e.Conn != 0:
+		format = EntryFormatConn
 	case e.Origin != 0:
 		format = EntryFormatOrigin
 	case e.Term != 0:
@@ -79,6 +85,11 @@ func (e *Entry) Encode(b []byte) []byte {
 	case EntryFormatOrigin:
 		b = proto.AppendInt64(b, int64(e.Term))
 		b = proto.AppendInt64(b, int64(e.Origin))
+	case EntryFormatConn:
+		b = proto.AppendInt64(b, int64(e.Term))
+		b = proto.AppendInt64(b, int64(e.Origin))
+		b = proto.AppendInt64(b, int64(e.Conn))
+		b = proto.AppendInt64(b, int64(e.Seq))
 	}
 	return b
 }
@@ -109,7 +120,7 @@ func (op *Op) encode(b []byte) []byte {
 // EncodedSizeHint returns a capacity that holds e's encoding, so Encode
 // appends without growing the buffer.
 func (e *Entry) EncodedSizeHint() int {
-	n := 64 + len(e.Passwd)
+	n := 96 + len(e.Passwd)
 	for _, id := range e.Auth {
 		n += 8 + len(id.Scheme) + len(id.ID)
 	}
@@ -125,7 +136,7 @@ func (e *Entry) EncodedSizeHint() int {
 
 // PeekReqID returns the ReqID of an encoded entry without decoding it.
 func PeekReqID(data []byte) (uint64, bool) {
-	if len(data) < 10 || data[0] < EntryFormat || data[0] > EntryFormatOrigin {
+	if len(data) < 10 || data[0] < EntryFormat || data[0] > EntryFormatConn {
 		return 0, false
 	}
 	return binary.BigEndian.Uint64(data[2:10]), true
@@ -139,6 +150,8 @@ func PeekTerm(data []byte) uint64 {
 		return binary.BigEndian.Uint64(data[len(data)-8:])
 	case len(data) >= 26 && data[0] == EntryFormatOrigin:
 		return binary.BigEndian.Uint64(data[len(data)-16:])
+	case len(data) >= 42 && data[0] == EntryFormatConn:
+		return binary.BigEndian.Uint64(data[len(data)-32:])
 	}
 	return 0
 }
@@ -183,8 +196,8 @@ func decodeEntry(data []byte, e *Entry, room *decodeRoom) error {
 	if len(data) < 2 {
 		return fmt.Errorf("%w: %d bytes", errEntry, len(data))
 	}
-	if data[0] < EntryFormat || data[0] > EntryFormatOrigin {
-		return fmt.Errorf("%w: format %d, want %d to %d", errEntry, data[0], EntryFormat, EntryFormatOrigin)
+	if data[0] < EntryFormat || data[0] > EntryFormatConn {
+		return fmt.Errorf("%w: format %d, want %d to %d", errEntry, data[0], EntryFormat, EntryFormatConn)
 	}
 	*e = Entry{Type: EntryType(data[1])}
 	var dec proto.Decoder
@@ -243,6 +256,14 @@ func decodeEntry(data []byte, e *Entry, room *decodeRoom) error {
 		e.Origin = uint64(d.Int64())
 		if e.Origin == 0 && d.Err() == nil {
 			return fmt.Errorf("%w: format %d with origin 0", errEntry, EntryFormatOrigin)
+		}
+	case EntryFormatConn:
+		e.Term = uint64(d.Int64())
+		e.Origin = uint64(d.Int64())
+		e.Conn = uint64(d.Int64())
+		e.Seq = uint64(d.Int64())
+		if (e.Conn == 0 || e.Seq == 0) && d.Err() == nil {
+			return fmt.Errorf("%w: format %d with conn %d, seq %d", errEntry, EntryFormatConn, e.Conn, e.Seq)
 		}
 	}
 	if err := d.Err(); err != nil {

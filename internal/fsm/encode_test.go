@@ -40,6 +40,8 @@ func sampleEntries() []*Entry {
 			{Op: proto.OpSetACL, Path: "/m", ACL: nil, Version: -1},
 			{Op: proto.OpDeleteContainer, Path: "/m"},
 		}},
+		{Type: EntryTxn, Session: sess1, Conn: 0x9e3779b97f4a7c15, Seq: 1, Ops: []Op{{Op: proto.OpDelete, Path: "/a", Version: -1}}},
+		{Type: EntryTxn, Session: sess1, Term: 4, Origin: 2, Conn: 1, Seq: 1 << 40, Ops: []Op{{Op: proto.OpCheck, Path: "/a", Version: 1}}},
 	}
 }
 
@@ -60,8 +62,20 @@ func TestEntryRoundTrip(t *testing.T) {
 	for i, e := range sampleEntries() {
 		prefix := []byte{9, 9}
 		b := e.Encode(append([]byte(nil), prefix...))
-		if string(b[:2]) != string(prefix) || b[2] != EntryFormat {
-			t.Fatalf("entry %d: Encode did not append after the prefix", i)
+		format := byte(EntryFormat)
+		switch {
+		case e.Conn != 0:
+			format = EntryFormatConn
+		case e.Origin != 0:
+			format = EntryFormatOrigin
+		case e.Term != 0:
+			format = EntryFormatTerm
+		}
+		if string(b[:2]) != string(prefix) || b[2] != format {
+			t.Fatalf("entry %d: Encode did not append after the prefix, in format %d", i, format)
+		}
+		if got := PeekTerm(b[2:]); got != e.Term {
+			t.Fatalf("entry %d: PeekTerm = %d, want %d", i, got, e.Term)
 		}
 		got, err := DecodeEntry(b[2:])
 		if err != nil {
@@ -149,7 +163,8 @@ func TestDecodeEntryErrors(t *testing.T) {
 	}{
 		{"empty", nil, "0 bytes"},
 		{"one byte", []byte{EntryFormat}, "1 bytes"},
-		{"future format", append([]byte{4}, good[1:]...), "format 4"},
+		{"future format", append([]byte{5}, good[1:]...), "format 5"},
+		{"format 4 without its connection", append([]byte{EntryFormatConn}, good[1:]...), "short buffer"},
 		{"format 2 without its term", append([]byte{EntryFormatTerm}, good[1:]...), "short buffer"},
 		{"format 0", append([]byte{0}, good[1:]...), "format 0"},
 		{"unknown type", append([]byte{EntryFormat, 9}, good[2:]...), "unknown type 9"},

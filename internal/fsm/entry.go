@@ -51,6 +51,16 @@ type Entry struct {
 	// nothing, so that a write delayed on the way from the old member can
 	// never apply after what the client did through the new one.
 	Origin uint64
+	// Conn and Seq place a client's write in its connection's order:
+	// Conn names the connection (a random number, never 0), Seq counts
+	// its writes from 1. A write applies only after the connection's
+	// previous one (Seq-1) did; otherwise that one was lost on the way
+	// (a proposal dropped, or forwarded to a leader that never got it, or
+	// dropped for its term) and this one is refused, on every member
+	// alike, so that no one sees a client's later write without its
+	// earlier ones (FIFO client order). 0 for entries no connection made.
+	Conn uint64
+	Seq  uint64
 }
 
 // Op is one write operation. The fields used depend on Op: create-like ops use

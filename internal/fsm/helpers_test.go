@@ -248,6 +248,8 @@ func aclTableSize(t *testing.T, b []byte) int {
 		d.Int32()
 		d.Buffer()
 		d.Int64() // owner
+		d.Int64() // the last write's connection and number
+		d.Int64()
 	}
 	size := d.Int32()
 	if d.Err() != nil {

@@ -31,6 +31,20 @@ type Session struct {
 	// EntryCreateSession and EntryMoveSession from Entry.Origin), or 0
 	// when unknown (standalone).
 	Owner uint64
+	// conn and seq are the Entry.Conn and Entry.Seq of the last client
+	// write of the session that applied (0 before any): the session's
+	// next write must be the same connection's next (see follows).
+	conn, seq uint64
+}
+
+// follows reports whether a write numbered seq on connection conn comes
+// right after the session's last applied write: the next of the same
+// connection, or the first of another.
+func (s *Session) follows(conn, seq uint64) bool {
+	if conn == s.conn {
+		return seq == s.seq+1
+	}
+	return seq == 1
 }
 
 // moved reports whether a request proposed by member origin comes from a
@@ -165,6 +179,16 @@ func (m *Machine) ApplyEntryTo(index uint64, e *Entry, r *Result) {
 			if ss.moved(e.Origin) {
 				r.Err = proto.ErrSessionMoved
 				return
+			}
+			if e.Conn != 0 {
+				if !ss.follows(e.Conn, e.Seq) {
+					// An earlier write of the connection never applied:
+					// refuse this one too (its client has lost the
+					// connection, or will).
+					r.Err = proto.ErrConnectionLoss
+					return
+				}
+				ss.conn, ss.seq = e.Conn, e.Seq
 			}
 		}
 		m.applyTxn(e, zxid, r)

@@ -106,9 +106,10 @@ func TestSnapshotOwner(t *testing.T) {
 	if s := m.Session(0x51); s == nil || s.Owner != 3 {
 		t.Fatalf("restored session %+v, want owner 3", s)
 	}
-	// Format 1: the same bytes without the owner.
+	// Format 1: the same bytes without the owner (nor the last write's
+	// connection and number, format 3).
 	off := 4 + 4 + 8 + 4 + 8 + 4 + 4 + len("pw")
-	old := append(append([]byte{}, b[:off]...), b[off+8:]...)
+	old := append(append([]byte{}, b[:off]...), b[off+24:]...)
 	binary.BigEndian.PutUint32(old[4:8], snapshotFormatNoOwner)
 	m = New(Options{})
 	if err := m.Restore(old); err != nil {

@@ -14,10 +14,18 @@ import (
 //	   int timeout, buffer passwd), tree.
 //	2: each session also carries long owner (Session.Owner). Restore reads
 //	   both; sessions from format 1 have no owner.
-const SnapshotFormat = 2
+//	3: each session also carries long conn and long seq, its last applied
+//	   write's place in its connection's order (Entry.Conn, Entry.Seq).
+//	   Sessions from formats 1 and 2 have none: their next write must be
+//	   the first of a connection, as every member restoring or replaying
+//	   that state agrees (clients reconnect to a restarted member anyway).
+const SnapshotFormat = 3
 
-// snapshotFormatNoOwner is format 1, still read.
-const snapshotFormatNoOwner = 1
+// Older snapshot formats, still read.
+const (
+	snapshotFormatNoOwner = 1
+	snapshotFormatNoConn  = 2
+)
 
 const snapshotMagic = 0x5044534d // "PDSM"
 
@@ -40,6 +48,8 @@ func (m *Machine) appendHeader(b []byte) []byte {
 		b = proto.AppendInt32(b, s.Timeout)
 		b = proto.AppendBuffer(b, s.Passwd)
 		b = proto.AppendInt64(b, int64(s.Owner))
+		b = proto.AppendInt64(b, int64(s.conn))
+		b = proto.AppendInt64(b, int64(s.seq))
 	}
 	return b
 }
@@ -51,8 +61,8 @@ func (m *Machine) Restore(data []byte) error {
 		return errors.New("fsm snapshot: bad magic")
 	}
 	format := d.Int32()
-	if format != SnapshotFormat && format != snapshotFormatNoOwner {
-		return fmt.Errorf("fsm snapshot: format %d, this build reads %d and %d", format, snapshotFormatNoOwner, SnapshotFormat)
+	if format < snapshotFormatNoOwner || format > SnapshotFormat {
+		return fmt.Errorf("fsm snapshot: format %d, this build reads %d to %d", format, snapshotFormatNoOwner, SnapshotFormat)
 	}
 	applied := uint64(d.Int64())
 	n := d.Int32()
@@ -62,8 +72,11 @@ func (m *Machine) Restore(data []byte) error {
 	sessions := make(map[int64]*Session, n)
 	for i := int32(0); i < n && d.Err() == nil; i++ {
 		s := &Session{ID: d.Int64(), Timeout: d.Int32(), Passwd: d.Buffer()}
-		if format >= SnapshotFormat {
+		if format >= snapshotFormatNoConn {
 			s.Owner = uint64(d.Int64())
+		}
+		if format >= SnapshotFormat {
+			s.conn, s.seq = uint64(d.Int64()), uint64(d.Int64())
 		}
 		sessions[s.ID] = s
 	}

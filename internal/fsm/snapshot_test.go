@@ -63,7 +63,7 @@ func TestRestoreErrors(t *testing.T) {
 	}{
 		{"empty", nil, "bad magic"},
 		{"bad magic", bad(func(b []byte) { b[0] ^= 1 }), "bad magic"},
-		{"future format", bad(func(b []byte) { b[7] = 3 }), "format 3"},
+		{"future format", bad(func(b []byte) { b[7] = 4 }), "format 4"},
 		{"negative session count", bad(func(b []byte) { copy(b[16:20], []byte{0xff, 0xff, 0xff, 0xff}) }), "session count -1"},
 		{"huge session count", bad(func(b []byte) { copy(b[16:20], []byte{0x10, 0, 0, 0}) }), "session count"},
 		{"short", good[:len(good)-3], "short"},

@@ -14,6 +14,18 @@ import (
 // startServer runs an in-process server on a free loopback port.
 func startServer(t testing.TB, mutate func(*config.Config)) *Server {
 	t.Helper()
+	return startServerHooked(t, mutate, nil)
+}
+
+// startServerWith starts a server on the default test configuration after
+// hook has set its test seams.
+func startServerWith(t testing.TB, hook func(*Server)) *Server {
+	t.Helper()
+	return startServerHooked(t, nil, hook)
+}
+
+func startServerHooked(t testing.TB, mutate func(*config.Config), hook func(*Server)) *Server {
+	t.Helper()
 	cfg := config.Default()
 	cfg.ClientPort = 0
 	cfg.ClientPortAddress = "127.0.0.1"
@@ -26,6 +38,9 @@ func startServer(t testing.TB, mutate func(*config.Config)) *Server {
 	s, err := New(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if hook != nil {
+		hook(s)
 	}
 	if err := s.Start(); err != nil {
 		t.Fatal(err)

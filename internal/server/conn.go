@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"os"
 	"sync"
@@ -54,6 +55,11 @@ type conn struct {
 	// so replies stay in request order even if an earlier write is lost.
 	proposed int64
 	answered atomic.Int64
+	// id names the connection in its writes' log entries (fsm.Entry.Conn),
+	// which apply in the order proposed or not at all: random, never 0.
+	// txns counts those writes (fsm.Entry.Seq).
+	id   uint64
+	txns uint64
 	// wmu serialises socket writes (the responder's, and the reader's
 	// inline reads) and guards writing and written.
 	wmu sync.Mutex
@@ -117,6 +123,7 @@ func (s *Server) newConn(nc net.Conn) *conn {
 		items:    make(chan *item, 256),
 		done:     make(chan struct{}),
 		respDone: make(chan struct{}),
+		id:       rand.Uint64() | 1,
 	}
 	c.log = s.log.With("client", c.remote)
 	c.out.init(maxQueuedBytes)
@@ -566,6 +573,10 @@ func (c *conn) respond() {
 			}
 			if it.entry != nil {
 				c.proposed++
+				if it.entry.Type == fsm.EntryTxn {
+					c.txns++
+					it.entry.Conn, it.entry.Seq = c.id, c.txns
+				}
 				call, err := c.s.proposeFor(c.s.ctx, it.entry, c, it, c.proposed)
 				if err != nil {
 					c.log.Warn("closing connection: proposal failed", "op", it.op.String(), "err", err)

@@ -41,6 +41,10 @@ type Server struct {
 	// expiryPropose, if set (by tests), replaces the proposal of a
 	// session's close by the expiry loop.
 	expiryPropose func(context.Context, *fsm.Entry) (*call, error)
+	// loseProposal, if set (by tests), says which proposals to lose on
+	// the way: registered as waiting, never handed to raft, as a
+	// proposal forwarded to a leader that never got it.
+	loseProposal func(*fsm.Entry) bool
 
 	// mu serialises apply with reads of the state machine.
 	mu      sync.RWMutex
@@ -354,6 +358,9 @@ func (s *Server) proposeFor(ctx context.Context, e *fsm.Entry, to *conn, it *ite
 	s.pendMu.Lock()
 	s.pending[id] = c
 	s.pendMu.Unlock()
+	if s.loseProposal != nil && s.loseProposal(e) {
+		return c, nil
+	}
 	if err := s.node.ProposeTo(ctx, e.Encode(make([]byte, 0, e.EncodedSizeHint())), c); err != nil {
 		s.pendMu.Lock()
 		delete(s.pending, id)
@@ -457,7 +464,8 @@ func (m *machine) Apply(index, term uint64, data []byte) {
 		}
 	}
 	s.mu.Unlock()
-	if c != nil && c.conn != nil && res.Err != proto.ErrSessionMoved && c.conn.answered.Load() == c.seq-1 {
+	if c != nil && c.conn != nil && res.Err != proto.ErrSessionMoved && res.Err != proto.ErrConnectionLoss &&
+		c.conn.answered.Load() == c.seq-1 {
 		// The reply goes out after this entry's events and before the
 		// next entry's, as ZooKeeper's FinalRequestProcessor answers a
 		// write before it applies the next: left to the connection's
@@ -468,6 +476,12 @@ func (m *machine) Apply(index, term uint64, data []byte) {
 		c.conn.queueWriteReply(c.it)
 		c.conn.answered.Store(c.seq)
 		c.replied = true
+	}
+	if c != nil && c.conn != nil && res.Err == proto.ErrConnectionLoss {
+		// The log refused the write because an earlier write of its
+		// connection never applied (fsm.Entry.Conn): the client loses the
+		// connection now, rather than waiting on that earlier write.
+		c.conn.close()
 	}
 	if c != nil {
 		// The item is recycled once answered; the call may outlive it
