@@ -38,7 +38,8 @@ type Entry struct {
 	Multi bool
 	Ops   []Op
 	// Term is the raft term the proposing server saw when it proposed a
-	// client's write or a session move, or 0. The server applies an entry with a Term only
+	// client's write, a session move or (in an ensemble) a session's
+	// expiry, or 0. The server applies an entry with a Term only
 	// if raft committed it in that term: a write that reached a later
 	// leader late (forwarded by a member that had it queued for the old
 	// one) after its client was told the connection was lost is dropped,

@@ -192,7 +192,9 @@ func (n *Node) readIndexOnce(ctx context.Context) (uint64, error) {
 		n.readMu.Unlock()
 	}()
 	// The leader keys pending reads by this context, for every member:
-	// it must be unique in the group, not only here.
+	// it must be unique in the group, not only here, and across this
+	// member's restarts (a leader may still hold a request of the last
+	// run): readSeq starts at a random value (Start).
 	rctx := binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, n.cfg.ID), id)
 	select {
 	case n.ctrlc <- func() { n.rn.ReadIndex(rctx) }:
@@ -216,7 +218,10 @@ type readResult struct {
 	err   error
 }
 
-// deliverReads answers the ReadIndex calls raft has confirmed.
+// deliverReads answers the ReadIndex calls raft has confirmed. It runs on
+// the node's goroutine, so it never blocks: each call is answered once and
+// forgotten, and a second answer for the same request (raft delivering a
+// read state twice) finds nothing to answer.
 func (n *Node) deliverReads(states []raft.ReadState) {
 	if len(states) == 0 {
 		return
@@ -227,8 +232,13 @@ func (n *Node) deliverReads(states []raft.ReadState) {
 		if len(rs.RequestCtx) != 16 || binary.BigEndian.Uint64(rs.RequestCtx) != n.cfg.ID {
 			continue
 		}
-		if ch, ok := n.reads[binary.BigEndian.Uint64(rs.RequestCtx[8:])]; ok {
-			ch <- readResult{index: rs.Index}
+		id := binary.BigEndian.Uint64(rs.RequestCtx[8:])
+		if ch, ok := n.reads[id]; ok {
+			delete(n.reads, id)
+			select {
+			case ch <- readResult{index: rs.Index}:
+			default:
+			}
 		}
 	}
 }

@@ -112,6 +112,15 @@ type Config struct {
 	// (storage.WALOptions.OnSync). It runs on the node's goroutine and must
 	// be quick.
 	OnWALSync func(time.Duration)
+	// OnStop, if set, is called once when the node stops by itself after a
+	// failure it cannot go on from (a WAL write or fsync failed, a snapshot
+	// could not be installed), with the error Err will return. It runs on
+	// the node's goroutine, after the node has stopped taking proposals and
+	// told the owners of those it had not handed to raft (ProposeTo's
+	// Dropper, Propose's onDrop), and before Done is closed; it must not
+	// block. Entries raft had accepted are never applied: the caller must
+	// fail what still waits for them. It is not called after Close.
+	OnStop func(err error)
 	// OnSnapshot, if set, is told of every snapshot this node wrote and
 	// recorded: how long it took from capture to durable, and the file's
 	// size in bytes (0 if it could not be read). It runs on the node's

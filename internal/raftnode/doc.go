@@ -72,5 +72,8 @@
 // queue space, not the write: a queued proposal may still commit.
 //
 // If persisting fails (a WAL write or fsync error), the node stops: raft's
-// state could no longer be trusted. Done is closed and Err says why.
+// state could no longer be trusted. Proposals not yet handed to raft are
+// reported dropped, Status names no leader any more, Config.OnStop is told
+// why, then Done is closed and Err says why. Entries raft had accepted are
+// never applied: the caller fails whatever waits for them.
 package raftnode

@@ -156,18 +156,34 @@ func (n *Node) fail(err error) {
 	n.mu.Unlock()
 }
 
-// shutdown stops raft and the snapshotter and closes the WAL.
+// shutdown stops raft and the snapshotter and closes the WAL. After a
+// failure (fail) it also forgets the leader and calls Config.OnStop.
 func (n *Node) shutdown() {
 	close(n.quit) // aborts a snapshot being written, refuses new proposals
-	// Proposals still queued will never be applied: tell their owners.
+	// Proposals still batched or queued will never be applied: tell their
+	// owners. The batch is not empty when a failure stopped the loop while
+	// it was taking proposals.
+	dropErr := n.stoppedErr()
+	n.dropBatch(dropErr)
 	for {
 		select {
 		case p := <-n.propc:
-			p.dropped(ErrStopped)
+			p.dropped(dropErr)
 			continue
 		default:
 		}
 		break
+	}
+	if err := n.Err(); err != nil {
+		// A stopped node follows no leader: Status must not go on
+		// naming one (a server would keep sending it session
+		// liveness, and report a leader it no longer hears from).
+		n.mu.Lock()
+		n.status.Lead, n.status.IsLeader = raft.None, false
+		n.mu.Unlock()
+		if n.cfg.OnStop != nil {
+			n.cfg.OnStop(err)
+		}
 	}
 	n.snapWG.Wait()
 	n.app.stop()
@@ -195,6 +211,10 @@ func (n *Node) shutdown() {
 // append, and attaches them to it), and committed entries, which raft hands
 // out only once they are durable here, are applied now.
 func (n *Node) handleReady(rd raft.Ready) error {
+	// A change of leader is reported (OnLeaderChange) before Term moves
+	// on to the new term, which comes in the same Ready: a caller that
+	// reads Term and then finds it still leads knows it led in that term
+	// (see Term).
 	if rd.SoftState != nil {
 		n.raftLead, n.leaderTicks = rd.SoftState.Lead, 0
 		n.setLeader(rd.SoftState.Lead, rd.SoftState.RaftState == raft.StateLeader)

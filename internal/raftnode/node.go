@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -114,7 +115,7 @@ type Node struct {
 	appliedMu   sync.Mutex
 	appliedWake chan struct{} // closed and replaced when applied moves
 
-	readSeq atomic.Uint64
+	readSeq atomic.Uint64 // starts at random: see readIndexOnce
 	readMu  sync.Mutex
 	reads   map[uint64]chan readResult // ReadIndex calls waiting
 
@@ -176,6 +177,7 @@ func Start(cfg Config, sm StateMachine) (*Node, error) {
 		quit:        make(chan struct{}),
 		done:        make(chan struct{}),
 	}
+	n.readSeq.Store(rand.Uint64())
 	fresh, err := n.restore()
 	if err != nil {
 		_ = w.Close()
@@ -422,7 +424,8 @@ func (n *Node) Status() Status {
 }
 
 // Term returns the current raft term: Status().Term without the rest of
-// the status (a proposer reads it for every write).
+// the status (a proposer reads it for every write). A leader that steps
+// down has its OnLeaderChange called before Term returns the new term.
 func (n *Node) Term() uint64 {
 	n.mu.Lock()
 	defer n.mu.Unlock()

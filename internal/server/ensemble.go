@@ -3,7 +3,9 @@ package server
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	mathrand "math/rand/v2"
 	"net"
 	"slices"
 	"strconv"
@@ -148,6 +150,8 @@ func (s *Server) leaderLoop() {
 		select {
 		case <-s.ctx.Done():
 			return
+		case <-s.node.Done():
+			return // stopped by a failure: onNodeStop stopped serving
 		case ev = <-s.leaderc:
 			s.failPending()
 			if ev.lead == 0 {
@@ -185,10 +189,57 @@ func (s *Server) leaderLoop() {
 		}
 		if st := s.node.Status(); st.Lead == ev.lead {
 			s.serving.Store(true)
+			if s.node.Err() != nil {
+				// The node failed meanwhile, and onNodeStop may have
+				// cleared serving before it was set: a failure is
+				// recorded (Err) before onNodeStop runs.
+				s.serving.Store(false)
+				s.closeClients()
+				return
+			}
 			s.log.Info("serving", "mode", s.mode(), "leader", ev.lead, "zxid", fmt.Sprintf("0x%x", s.lastZxid()))
 		}
 	}
 }
+
+// onNodeStop is raftnode's hook for a node that stopped by itself: its WAL
+// could not be written or synced, or a snapshot could not be installed. The
+// member can neither apply nor vouch for anything any more, so it stops
+// serving for good, in an ensemble or standalone: its clients lose their
+// connections and move to a member that serves (rather than keep getting
+// pings and stale reads while the leader, no longer told of their
+// activity, expires their sessions), new connections are closed, and the
+// requests waiting for proposals fail with a lost connection. It runs on
+// the node's goroutine and does not block. Only a restart (after fixing the
+// disk) brings the member back.
+func (s *Server) onNodeStop(err error) {
+	s.expires.Store(false)
+	s.serving.Store(false)
+	s.log.Error("raft node failed: this server no longer serves; closing client connections and failing pending requests; restart it once the cause is fixed",
+		"err", err)
+	s.failPending()
+	s.closeClients()
+}
+
+// nextReqSeq returns the low 48 bits of the next proposal's ReqID (the
+// server id is above them), never 0. The sequence starts at a random value
+// for every Server: a member restarted with writes of its previous run
+// still on their way through the log must not take one of them for a
+// request of its own.
+func (s *Server) nextReqSeq() uint64 {
+	for {
+		if s.reqSeq.Load() == 0 {
+			s.reqSeq.CompareAndSwap(0, mathrand.Uint64()|1)
+		}
+		if seq := s.reqSeq.Add(1) & (1<<48 - 1); seq != 0 {
+			return seq
+		}
+	}
+}
+
+// errNotExpiring refuses a session's expiry on a member that does not, or
+// no longer, decide expiry (Server.expires).
+var errNotExpiring = errors.New("server: not deciding session expiry (not leading)")
 
 // failPending completes every proposal this member is waiting for with a
 // lost connection.
@@ -265,6 +316,7 @@ func (s *Server) raftConfig(dataDir, logDir string) raftnode.Config {
 		Voters:           voters,
 		Learners:         learners,
 		OnLeaderChange:   s.onLeaderChange,
+		OnStop:           s.onNodeStop,
 		Logger:           s.log,
 	}
 	if !s.cfg.Standalone() {

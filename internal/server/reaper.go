@@ -36,6 +36,13 @@ func (s *Server) reapOnce(now time.Time) {
 		gap = time.Minute / time.Duration(perMinute)
 	}
 	for _, p := range candidates {
+		// The pass may outlast this member's leadership (the gaps add
+		// up to a minute per ContainerMaxPerMinute candidates). Its
+		// entries carry the term they were proposed in (proposeFor
+		// stamps every EntryTxn), and apply checks each candidate again.
+		if !s.cfg.Standalone() && !s.node.Status().IsLeader {
+			return
+		}
 		e := &fsm.Entry{Type: fsm.EntryTxn, Time: time.Now().UnixMilli(),
 			Ops: []fsm.Op{{Op: proto.OpDeleteContainer, Path: p}}}
 		ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)

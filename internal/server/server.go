@@ -342,7 +342,7 @@ func (s *Server) proposeFor(ctx context.Context, e *fsm.Entry, to *conn, it *ite
 	if s.closed.Load() {
 		return nil, errStopped
 	}
-	id := uint64(s.cfg.ServerID)<<48 | s.reqSeq.Add(1)&(1<<48-1)
+	id := uint64(s.cfg.ServerID)<<48 | s.nextReqSeq()
 	e.ReqID = id
 	if (e.Type == fsm.EntryTxn || e.Type == fsm.EntryMoveSession) && !s.cfg.Standalone() {
 		// A client's write, or a session's move to this member, applies
@@ -582,6 +582,11 @@ func (m *machine) Restore(data []byte) error {
 		}
 	}
 	s.mu.Unlock()
+	// The snapshot may cover entries this member proposed (forwarded
+	// writes committed while it was behind) that it will now never apply:
+	// their calls fail, as at a change of leader, rather than wait for
+	// good. The outcome is unknown to their clients, as in ZooKeeper.
+	s.failPending()
 	// A member that falls so far behind that the leader sends it a
 	// snapshot cannot tell its clients' watches what changed in between:
 	// they reconnect, and re-register their watches with their last zxid.
@@ -636,8 +641,24 @@ type expiry struct {
 }
 
 // proposeExpiry proposes a session's close for the expiry loop: s.propose,
-// unless a test replaced it (Server.expiryPropose).
+// unless a test replaced it (Server.expiryPropose). It refuses once this
+// member no longer decides expiry. In an ensemble the close carries the
+// term this member leads in, so that it applies only if committed in that
+// term (fsm.Entry.Term): a leader that stalled for longer than the session
+// timeouts (a stopped process, a frozen VM) finds every deadline passed
+// when it resumes, and its closes, forwarded to the new leader once its
+// raft hears of it, would otherwise expire live sessions.
 func (s *Server) proposeExpiry(ctx context.Context, e *fsm.Entry) (*call, error) {
+	if !s.cfg.Standalone() {
+		// Read before expires: raftnode reports a lost leadership
+		// (onLeaderChange clears expires) before its term moves on, so
+		// a term read while expires is still true afterwards is one
+		// this member led in, or an earlier one.
+		e.Term = s.node.Term()
+	}
+	if !s.expires.Load() {
+		return nil, errNotExpiring
+	}
 	if s.expiryPropose != nil {
 		return s.expiryPropose(ctx, e)
 	}

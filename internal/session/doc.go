@@ -12,8 +12,12 @@
 //     forgets them, so each expiry is reported once; a later Touch or
 //     SetTimeout on such a session reports false.
 //   - The tracker only reports expired sessions; closing them is a log entry
-//     the caller proposes. It reads no clock of its own: callers pass the
-//     time, which must not run backwards.
+//     the caller proposes. Callers pass the time, which must not run
+//     backwards: pass time.Now's. The tracker measures it from its creation
+//     with the monotonic clock reading such a time carries, so a step of the
+//     system's wall clock neither expires sessions early nor keeps them
+//     late (ZOOKEEPER-1366); Deadline and Snapshot give wall-clock times as
+//     the clock ran when the tracker was made.
 //
 // A Tracker is safe for concurrent use.
 package session

@@ -9,38 +9,70 @@ import (
 // Tracker holds session deadlines. It is safe for concurrent use.
 type Tracker struct {
 	tick time.Duration
+	// epoch is when the tracker was made, to the millisecond, with the
+	// monotonic clock reading time.Now gave it; epochMs is its wall clock in
+	// Unix milliseconds. Deadlines are measured from epoch (see clock), not
+	// read off the wall clock, so that a step of the system clock moves none
+	// of them (ZooKeeper's ZOOKEEPER-1366: a clock stepped forward by more
+	// than the session timeout expired every session at once).
+	epoch   time.Time
+	epochMs int64
 
 	mu       sync.Mutex
 	sessions map[int64]*Entry
-	buckets  map[int64]map[int64]*Entry // bucket time (unix ms) → sessions
+	buckets  map[int64]map[int64]*Entry // bucket time (ms, see clock) → sessions
 }
 
 // Entry is one tracked session. Keep it to touch without a map lookup.
 type Entry struct {
 	ID      int64
 	timeout atomic.Int64 // milliseconds
-	bucket  atomic.Int64 // unix ms of the bucket it sits in
+	bucket  atomic.Int64 // the bucket it sits in (ms, see Tracker.clock)
 	gone    atomic.Bool
 }
 
 // Timeout returns the session's timeout.
 func (e *Entry) Timeout() time.Duration { return time.Duration(e.timeout.Load()) * time.Millisecond }
 
-// Deadline returns the time the session expires unless touched.
+// Deadline returns the time the session expires unless touched, on the
+// wall clock as it ran when the tracker was made (see Tracker.clock): after
+// a step of the system clock it differs from the wall clock by the step.
 func (e *Entry) Deadline() time.Time { return time.UnixMilli(e.bucket.Load()) }
 
-// NewTracker returns a tracker with buckets tick wide.
+// NewTracker returns a tracker with buckets tick wide. It reads the clock
+// once, for the origin it measures times from.
 func NewTracker(tick time.Duration) *Tracker {
 	if tick <= 0 {
 		tick = time.Second
 	}
-	return &Tracker{tick: tick, sessions: make(map[int64]*Entry), buckets: make(map[int64]map[int64]*Entry)}
+	now := time.Now()
+	// A whole millisecond, so that clock counts as UnixMilli does for
+	// times without a monotonic reading. Add keeps the monotonic reading.
+	epoch := now.Add(-time.Duration(now.UnixNano() % int64(time.Millisecond)))
+	return &Tracker{tick: tick, epoch: epoch, epochMs: epoch.UnixMilli(),
+		sessions: make(map[int64]*Entry), buckets: make(map[int64]map[int64]*Entry)}
+}
+
+// clock returns x in milliseconds: the tracker's origin in Unix
+// milliseconds plus the time from the origin to x, rounded down. The time
+// from the origin is x.Sub(epoch), measured with the monotonic clock when x
+// has a reading of it, as every time from time.Now does (and Add keeps):
+// then a step of the wall clock changes nothing here. A time without one
+// (time.UnixMilli, Round(0)) is measured by its wall clock, and clock
+// returns its UnixMilli.
+func (t *Tracker) clock(x time.Time) int64 {
+	d := x.Sub(t.epoch)
+	ms := int64(d / time.Millisecond)
+	if d%time.Millisecond < 0 {
+		ms--
+	}
+	return t.epochMs + ms
 }
 
 // roundUp returns the bucket for a deadline: the next multiple of the tick.
 func (t *Tracker) roundUp(deadline time.Time) int64 {
 	tick := t.tick.Milliseconds()
-	ms := deadline.UnixMilli()
+	ms := t.clock(deadline)
 	return (ms/tick + 1) * tick
 }
 
@@ -146,7 +178,7 @@ func (t *Tracker) Remove(id int64) {
 func (t *Tracker) Expired(now time.Time) []int64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	ms := now.UnixMilli()
+	ms := t.clock(now)
 	var out []int64
 	for b, s := range t.buckets {
 		if b > ms {
