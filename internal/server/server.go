@@ -615,8 +615,10 @@ func (s *Server) expiryLoop() {
 	var proposed []expiry
 	s.every(s.cfg.TickTime, func(now time.Time) {
 		proposed = s.retrackLostExpiries(proposed, now)
-		// Only the leader decides expiry, once for the ensemble.
-		if !s.cfg.Standalone() && !s.expires.Load() {
+		// Only the leader decides expiry, once for the ensemble (a
+		// standalone server leads its group of one; one whose raft node
+		// failed decides nothing any more).
+		if !s.expires.Load() {
 			return
 		}
 		for _, id := range s.tracker.Expired(now) {
