@@ -55,6 +55,9 @@ type conn struct {
 	// so replies stay in request order even if an earlier write is lost.
 	proposed int64
 	answered atomic.Int64
+	// watched is set once the connection has registered a watch: only
+	// then can an event overtake a write's reply (see Server.addWatch).
+	watched atomic.Bool
 	// id names the connection in its writes' log entries (fsm.Entry.Conn),
 	// which apply in the order proposed or not at all: random, never 0.
 	// txns counts those writes (fsm.Entry.Seq).
@@ -69,8 +72,14 @@ type conn struct {
 	writing bool
 	written chan struct{}
 	// raw is the socket's raw connection, for writes that do not wait
-	// (tryWrite); nil where the connection has none.
-	raw syscall.RawConn
+	// (tryWrite); nil where the connection has none. rawWrite is the
+	// function tryWrite hands it, made once, and wbuf, wn and werr its
+	// argument and results (guarded by wmu).
+	raw      syscall.RawConn
+	rawWrite func(fd uintptr) bool
+	wbuf     []byte
+	wn       int
+	werr     error
 	// free recycles the items of answered reads (see newItem).
 	free sync.Pool
 

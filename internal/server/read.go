@@ -97,7 +97,7 @@ func (s *Server) readResp(c *conn, it *item, out *readReply) (proto.Response, pr
 			// The watch is set even though the node is missing: it fires on
 			// creation.
 			if r.Watch {
-				s.watches.Add(r.Path, watch.Data, c)
+				s.addWatch(r.Path, watch.Data, c)
 			}
 			return nil, proto.ErrNoNode
 		}
@@ -105,7 +105,7 @@ func (s *Server) readResp(c *conn, it *item, out *readReply) (proto.Response, pr
 			return nil, proto.ErrNoAuth
 		}
 		if r.Watch {
-			s.watches.Add(r.Path, watch.Data, c)
+			s.addWatch(r.Path, watch.Data, c)
 		}
 		out.kind, out.node = replyStat, n
 		return nil, proto.ErrOK
@@ -115,7 +115,7 @@ func (s *Server) readResp(c *conn, it *item, out *readReply) (proto.Response, pr
 			return nil, code
 		}
 		if r.Watch {
-			s.watches.Add(r.Path, watch.Data, c)
+			s.addWatch(r.Path, watch.Data, c)
 		}
 		out.kind, out.node = replyData, n
 		return nil, proto.ErrOK
@@ -125,7 +125,7 @@ func (s *Server) readResp(c *conn, it *item, out *readReply) (proto.Response, pr
 			return nil, code
 		}
 		if r.Watch {
-			s.watches.Add(r.Path, watch.Child, c)
+			s.addWatch(r.Path, watch.Child, c)
 		}
 		out.kind, out.node = replyChildren, n
 		return nil, proto.ErrOK
@@ -135,7 +135,7 @@ func (s *Server) readResp(c *conn, it *item, out *readReply) (proto.Response, pr
 			return nil, code
 		}
 		if r.Watch {
-			s.watches.Add(r.Path, watch.Child, c)
+			s.addWatch(r.Path, watch.Child, c)
 		}
 		out.kind, out.node = replyChildren2, n
 		return nil, proto.ErrOK
@@ -208,7 +208,7 @@ func (s *Server) readResp(c *conn, it *item, out *readReply) (proto.Response, pr
 			// ZooKeeper fails to map the mode and answers MARSHALLINGERROR.
 			return nil, proto.ErrMarshallingError
 		}
-		s.watches.Add(r.Path, kind, c)
+		s.addWatch(r.Path, kind, c)
 		return &proto.ErrorResponse{Err: proto.ErrOK}, proto.ErrOK
 	case *proto.SetWatches:
 		s.setWatches(c, r.RelativeZxid, r.DataWatches, r.ExistWatches, r.ChildWatches, nil, nil)
@@ -292,6 +292,15 @@ func (s *Server) multiRead(auth []proto.ID, r *proto.MultiRequest) *proto.MultiR
 	return out
 }
 
+// addWatch registers c's watch. From then on apply queues c's write
+// replies itself, in the log's order with c's events (see Server.Apply):
+// a connection that never set a watch gets no events to order them with,
+// and its responder queues them, off the apply loop.
+func (s *Server) addWatch(path string, kind watch.Kind, c *conn) bool {
+	c.watched.Store(true)
+	return s.watches.Add(path, kind, c)
+}
+
 // whoAmI lists the connection's identities as ZooKeeper reports them: the
 // user name for digest, the address for ip, and super with an empty user.
 func whoAmI(auth []proto.ID) *proto.WhoAmIResponse {
@@ -329,14 +338,14 @@ func (s *Server) setWatches(c *conn, rel int64, data, exist, child, persistent, 
 		case n.Mzxid > rel:
 			fire(proto.EventNodeDataChanged, p)
 		default:
-			s.watches.Add(p, watch.Data, c)
+			s.addWatch(p, watch.Data, c)
 		}
 	}
 	for _, p := range exist {
 		if n := lookup(t, p); n != nil {
 			fire(proto.EventNodeCreated, p)
 		} else {
-			s.watches.Add(p, watch.Data, c)
+			s.addWatch(p, watch.Data, c)
 		}
 	}
 	for _, p := range child {
@@ -347,13 +356,13 @@ func (s *Server) setWatches(c *conn, rel int64, data, exist, child, persistent, 
 		case n.Pzxid > rel:
 			fire(proto.EventNodeChildrenChanged, p)
 		default:
-			s.watches.Add(p, watch.Child, c)
+			s.addWatch(p, watch.Child, c)
 		}
 	}
 	for _, p := range persistent {
-		s.watches.Add(p, watch.Persistent, c)
+		s.addWatch(p, watch.Persistent, c)
 	}
 	for _, p := range recursive {
-		s.watches.Add(p, watch.PersistentRecursive, c)
+		s.addWatch(p, watch.PersistentRecursive, c)
 	}
 }

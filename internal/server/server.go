@@ -464,8 +464,8 @@ func (m *machine) Apply(index, term uint64, data []byte) {
 		}
 	}
 	s.mu.Unlock()
-	if c != nil && c.conn != nil && res.Err != proto.ErrSessionMoved && res.Err != proto.ErrConnectionLoss &&
-		c.conn.answered.Load() == c.seq-1 {
+	if c != nil && c.conn != nil && c.conn.watched.Load() && res.Err != proto.ErrSessionMoved &&
+		res.Err != proto.ErrConnectionLoss && c.conn.answered.Load() == c.seq-1 {
 		// The reply goes out after this entry's events and before the
 		// next entry's, as ZooKeeper's FinalRequestProcessor answers a
 		// write before it applies the next: left to the connection's
@@ -473,6 +473,8 @@ func (m *machine) Apply(index, term uint64, data []byte) {
 		// meanwhile. Only the connection's next reply, though: if an
 		// earlier write of it was lost, the responder closes the
 		// connection when it gets there, and this one gets no reply.
+		// And only for a connection with watches (Server.addWatch):
+		// for the others the responder does it, off this loop.
 		c.conn.queueWriteReply(c.it)
 		c.conn.answered.Store(c.seq)
 		c.replied = true
