@@ -21,7 +21,10 @@
 // and exits within --shutdown-timeout, leaving sessions open unless
 // --close-sessions-on-shutdown; a second signal kills it at once. A
 // shutdown still running 5 s after that timeout has its goroutines' stacks
-// written to stderr, and the process exits with status 1.
+// written to stderr, and the process exits with status 1. A server whose
+// WAL can no longer be written or synced (a full or failing disk) stops
+// serving, closes its clients and exits with status 1, so that a
+// supervisor restarts it.
 //
 // "paddock cli" is zkCli.sh's shell on the zk client (internal/cli;
 // docs/cli.md). "paddock snapshot", "wal" and "data" read, verify and purge

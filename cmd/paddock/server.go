@@ -114,7 +114,19 @@ func runServer(ctx context.Context, stderr io.Writer, configPath string, sf shut
 	logger.Info("paddock serving", "addr", addr, "dataDir", cfg.DataDir,
 		"dataLogDir", cfg.DataLogDir, "serverID", cfg.ServerID, "standalone", cfg.Standalone())
 
-	<-ctx.Done()
+	select {
+	case <-ctx.Done():
+	case <-srv.Failed():
+		// The node stopped by itself (a WAL it could not write): exit
+		// with a failure, as ZooKeeper's server does when it goes into
+		// its error state, so that a supervisor restarts the process
+		// rather than keep one that serves nothing.
+		if err := srv.Err(); err != nil {
+			cerr := srv.Close()
+			return &exitError{code: exitFailure, err: errors.Join(fmt.Errorf("server failed: %w", err), cerr)}
+		}
+		<-ctx.Done()
+	}
 	logger.Info("shutting down: finishing in-flight requests", "cause", context.Cause(ctx),
 		"closeSessions", sf.closeSessions, "timeout", sf.timeout)
 	sctx, cancel := context.WithTimeout(context.Background(), sf.timeout)

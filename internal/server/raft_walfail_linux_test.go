@@ -142,8 +142,33 @@ func TestWALFailureStopsServingStandalone(t *testing.T) {
 	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
 		t.Fatal("the write's client still waits 10s after the server's WAL failed: its connection was not closed")
 	}
-	<-s.node.Done()
+	select {
+	case <-s.Failed(): // what paddock server waits for to exit with a failure
+	case <-time.After(10 * time.Second):
+		t.Fatal("Failed was not closed after the WAL failed")
+	}
+	if s.Err() == nil {
+		t.Error("Err is nil after the WAL failed")
+	}
 	if s.Serving() {
 		t.Error("the server whose WAL failed still reports serving")
+	}
+}
+
+// TestFailedOnlyOnFailure: a server that runs and is closed normally never
+// reports a failure.
+func TestFailedOnlyOnFailure(t *testing.T) {
+	s := startServer(t, nil)
+	dial(t, s.Addr().String()).mustCreate("/n", "", 0)
+	select {
+	case <-s.Failed():
+		t.Fatal("Failed closed on a server that did not fail")
+	default:
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Err(); err != nil {
+		t.Fatalf("Err after a normal Close: %v", err)
 	}
 }

@@ -285,6 +285,24 @@ func (s *Server) Addr() net.Addr {
 	return s.ln.Addr()
 }
 
+// Failed is closed when the server's raft node stopped by itself (its WAL
+// could not be written or synced): the server then serves nothing (see
+// onNodeStop) until restarted, and Err says why. It is nil before Start.
+func (s *Server) Failed() <-chan struct{} {
+	if s.node == nil {
+		return nil
+	}
+	return s.node.Done()
+}
+
+// Err returns why the server's raft node stopped by itself, or nil.
+func (s *Server) Err() error {
+	if s.node == nil {
+		return nil
+	}
+	return s.node.Err()
+}
+
 // Close stops serving, closes every connection and waits for the server's
 // goroutines. Sessions stay open in the log: clients that reconnect to the
 // restarted server within their timeout keep them.
