@@ -165,3 +165,38 @@ func (c *Conn) AddAuthAsync(ctx context.Context, scheme string, auth []byte, cb 
 	cl := c.authCall(scheme, auth)
 	c.start(ctx, cl, func() { cb(cl.err) })
 }
+
+// ---- getConfig ----
+
+// configZnode is the znode holding the ensemble's configuration.
+const configZnode = "/zookeeper/config"
+
+func (c *Conn) configCall(w Watcher) (*call, *proto.GetDataResponse) {
+	resp := &proto.GetDataResponse{}
+	// The absolute path, not c.root.server's: the configuration is outside
+	// any chroot.
+	cl := c.newCall(proto.OpGetData, configZnode, &proto.GetDataRequest{Path: configZnode, Watch: w != nil}, resp)
+	cl.watch, cl.watcher = watchKindIf(w, watchData), w
+	return cl, resp
+}
+
+// GetConfig returns the ensemble's configuration, the data of
+// /zookeeper/config, and its Stat. Like ZooKeeper's getConfig it reads that
+// absolute path whatever the connect string's chroot; Get would read
+// /zookeeper/config under the chroot.
+func (c *Conn) GetConfig(ctx context.Context) ([]byte, *Stat, error) {
+	return c.GetConfigW(ctx, nil)
+}
+
+// GetConfigW is GetConfig that also leaves a data watch for w on the
+// configuration. Its events carry the path /zookeeper/config. As in
+// ZooKeeper's Java client, the watch is kept under that path as if it were
+// a path under the chroot, so under a chroot a reconnect sets it again on
+// the chroot's /zookeeper/config.
+func (c *Conn) GetConfigW(ctx context.Context, w Watcher) ([]byte, *Stat, error) {
+	cl, resp := c.configCall(w)
+	if err := c.do(ctx, cl); err != nil {
+		return nil, nil, err
+	}
+	return resp.Data, statFrom(&resp.Stat), nil
+}

@@ -39,6 +39,9 @@ func newCLICmd() *cobra.Command {
 			"or, when standard input is not a terminal, one per line from it.\n" +
 			"Type \"help\" for the commands; see docs/cli.md.",
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.timeoutMS <= 0 {
+				return &exitError{code: exitUsage, err: fmt.Errorf("cli: -timeout must be positive, got %d", f.timeoutMS)}
+			}
 			status, err := runCLI(cmd.Context(), f, args, os.Stdin, cmd.OutOrStdout(), cmd.ErrOrStderr())
 			if err != nil {
 				return &exitError{code: exitFailure, err: err}
@@ -51,8 +54,10 @@ func newCLICmd() *cobra.Command {
 			return nil
 		},
 	}
-	// Everything after the first word that is not a flag is the command.
+	// Everything after the first word that is not a flag is the command,
+	// passed on untouched (goStyleArgs too leaves it alone).
 	cmd.Flags().SetInterspersed(false)
+	cmd.Annotations = map[string]string{annotationArgsEndFlags: "true"}
 	fl := cmd.Flags()
 	fl.StringVar(&f.server, "server", cli.DefaultServer, "connect string: host:port[,host:port...][/chroot]")
 	fl.IntVar(&f.timeoutMS, "timeout", int(cli.DefaultSessionTimeout/time.Millisecond), "session timeout in milliseconds")
@@ -68,9 +73,6 @@ func newCLICmd() *cobra.Command {
 // (0, 1, or 127 for an unknown one), as zkCli does, or an error when no
 // session could be established.
 func runCLI(ctx context.Context, f cliFlags, args []string, in io.Reader, stdout, stderr io.Writer) (int, error) {
-	if f.timeoutMS <= 0 {
-		return 0, fmt.Errorf("-timeout must be positive, got %d", f.timeoutMS)
-	}
 	interactive := len(args) == 0 && isTerminalReader(in) && isTerminal(stdout)
 	var con *term.Console
 	out, errw := stdout, stderr
@@ -110,13 +112,17 @@ func runCLI(ctx context.Context, f cliFlags, args []string, in io.Reader, stdout
 		return 0, nil
 	}
 	// A script on standard input: zkCli's exit status is the last
-	// command's.
+	// command's. An empty line is no command and leaves it alone
+	// (ZooKeeperMain.executeLine skips ""); a line of blanks is one.
 	status := 0
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	for !sh.Done() && sc.Scan() {
 		if ctx.Err() != nil {
 			return status, ctx.Err()
+		}
+		if sc.Text() == "" {
+			continue
 		}
 		st := cli.Status(sh.Exec(ctx, sc.Text()))
 		if !sh.Done() { // quit keeps the previous command's status

@@ -61,6 +61,15 @@ func TestCLIExitStatus(t *testing.T) {
 		{name: "script ends badly", stdin: "ls /cli\nget /nope\n", code: 1, wantErr: "Node does not exist: /nope\n"},
 		{name: "quit keeps the status", stdin: "ls /nope\nquit\nls /cli\n", code: 1, wantErr: "Node does not exist: /nope\n"},
 		{name: "script unknown command", stdin: "ls /cli\nfoo\n", code: 127},
+		// ZooKeeperMain.executeLine skips an empty line; a line of blanks
+		// is the command " " (or "\t"), which is not found.
+		{name: "empty line keeps the status", stdin: "stat /nope\n\n", code: 1, wantErr: "Node does not exist: /nope\n"},
+		{name: "empty lines keep success", stdin: "ls /nope\nls /cli\n\n\n", code: 0},
+		{name: "line of blanks", stdin: "ls /cli\n   \n", code: 127, wantErr: "Command not found: Command not found  \n"},
+		{name: "line of a tab", stdin: "stat /nope\n\t\n", code: 127, wantErr: "Command not found: Command not found \t\n"},
+		// Words after the command reach it as written (zkCli's
+		// parseOptions), not as Go-style flags of paddock cli.
+		{name: "command words untouched", args: []string{"get", "-json", "/cli"}, code: 1, wantErr: "Unrecognized option: -json\n"},
 		{name: "json", args: []string{"--json", "get", "/cli"}, code: 0, wantOut: `{"data":"hello world","path":"/cli"}` + "\n"},
 		{name: "json error", args: []string{"-json", "get", "/nope"}, code: 1, wantOut: `{"code":"NONODE","error":"Node does not exist: /nope"}` + "\n"},
 	}
@@ -116,8 +125,9 @@ func TestCLINoServer(t *testing.T) {
 	if code != exitFailure || !strings.Contains(errOut, "paddock: connect to 127.0.0.1:") {
 		t.Errorf("exit status %d, stderr %q; want %d and a connect error", code, errOut, exitFailure)
 	}
+	// A bad flag value is a usage error (doc.go: status 2).
 	code, _, errOut = runCLIBinary(t, "", "-timeout", "0", "ls", "/")
-	if code != exitFailure || !strings.Contains(errOut, "-timeout must be positive") {
-		t.Errorf("exit status %d, stderr %q; want a timeout error", code, errOut)
+	if code != exitUsage || !strings.Contains(errOut, "-timeout must be positive") {
+		t.Errorf("exit status %d, stderr %q; want %d and a timeout error", code, errOut, exitUsage)
 	}
 }

@@ -37,7 +37,9 @@
 // "paddock example" runs the roles of the ZooKeeper book's master–worker
 // application (examples/masterworker; docs/master-worker.md).
 //
-// Flags may also be written Go-style with one dash (-json, -port 2181).
+// Flags may also be written Go-style with one dash (-json, -port 2181);
+// for "paddock cli", only before the shell command, whose words pass
+// through unchanged, as zkCli.sh's do.
 //
 // Exit status: 0 on success, 1 when the server or a tool fails (a failed
 // cli command: its zkCli status, 1 or 127), 2 for a usage error or an

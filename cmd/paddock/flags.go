@@ -7,36 +7,95 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// goStyleArgs rewrites Go-style single-dash long flags ("-json",
-// "-port=2181") to the double-dash form pflag expects, for the long flag
-// names defined anywhere in root's tree. Everything after "--" and any
-// single-letter shorthand ("-h") is left alone.
-func goStyleArgs(root *cobra.Command, args []string) []string {
-	names := map[string]bool{"help": true}
-	var collect func(c *cobra.Command)
-	collect = func(c *cobra.Command) {
-		add := func(f *pflag.Flag) { names[f.Name] = true }
-		c.Flags().VisitAll(add)
-		c.PersistentFlags().VisitAll(add)
-		for _, sub := range c.Commands() {
-			collect(sub)
-		}
-	}
-	collect(root)
+// annotationArgsEndFlags marks a command whose flags end at its first
+// argument (SetInterspersed(false)): from that word on, goStyleArgs passes
+// every word through unchanged, as zkCli's MyCommandOptions.parseOptions
+// hands everything after the command to it ("paddock cli set /mode -strict"
+// stores "-strict").
+const annotationArgsEndFlags = "paddock.argsEndFlags"
 
+// goStyleArgs rewrites Go-style single-dash long flags ("-json",
+// "-port=2181") to the double-dash form pflag expects. It follows the
+// command line through the subcommands and rewrites only the long flags of
+// the command reached so far (its own and its ancestors' persistent ones).
+// Left alone: everything after "--"; everything from the first argument of
+// a command marked with annotationArgsEndFlags on; a flag's value (in
+// "-timeout -5" the -5); single-letter shorthands ("-h").
+func goStyleArgs(root *cobra.Command, args []string) []string {
 	out := make([]string, len(args))
 	copy(out, args)
-	for i, a := range out {
+	cmd := root
+	for i := 0; i < len(out); i++ {
+		a := out[i]
 		if a == "--" {
 			break
 		}
-		if len(a) < 3 || a[0] != '-' || a[1] == '-' {
+		if len(a) < 2 || a[0] != '-' {
+			if sub := subcommand(cmd, a); sub != nil {
+				cmd = sub
+				continue
+			}
+			if cmd.Annotations[annotationArgsEndFlags] != "" {
+				break
+			}
 			continue
 		}
-		name, _, _ := strings.Cut(a[1:], "=")
-		if names[name] {
+		var f *pflag.Flag
+		name, _, hasValue := strings.Cut(strings.TrimPrefix(a[1:], "-"), "=")
+		switch {
+		case a[1] == '-': // already --name
+			f = lookupFlag(cmd, name)
+		case len(name) == 1:
+			f = lookupShorthand(cmd, name)
+		case name == "help":
 			out[i] = "-" + a
+			continue
+		default:
+			if f = lookupFlag(cmd, name); f != nil {
+				out[i] = "-" + a
+			}
+		}
+		// The next word is the flag's value, not an argument.
+		if f != nil && f.NoOptDefVal == "" && !hasValue {
+			i++
 		}
 	}
 	return out
+}
+
+// subcommand returns cmd's subcommand named (or aliased) word, or nil.
+func subcommand(cmd *cobra.Command, word string) *cobra.Command {
+	for _, sub := range cmd.Commands() {
+		if sub.Name() == word || sub.HasAlias(word) {
+			return sub
+		}
+	}
+	return nil
+}
+
+// lookupFlag finds a long flag of cmd or a persistent flag of an ancestor.
+func lookupFlag(cmd *cobra.Command, name string) *pflag.Flag {
+	for c := cmd; c != nil; c = c.Parent() {
+		if f := c.Flags().Lookup(name); f != nil {
+			return f
+		}
+		if f := c.PersistentFlags().Lookup(name); f != nil {
+			return f
+		}
+	}
+	return nil
+}
+
+// lookupShorthand finds a one-letter flag of cmd or a persistent one of an
+// ancestor.
+func lookupShorthand(cmd *cobra.Command, name string) *pflag.Flag {
+	for c := cmd; c != nil; c = c.Parent() {
+		if f := c.Flags().ShorthandLookup(name); f != nil {
+			return f
+		}
+		if f := c.PersistentFlags().ShorthandLookup(name); f != nil {
+			return f
+		}
+	}
+	return nil
 }

@@ -175,6 +175,22 @@ func TestGoStyleArgs(t *testing.T) {
 		{[]string{"server", "-help"}, []string{"server", "--help"}},
 		{[]string{"server", "-nonsense"}, []string{"server", "-nonsense"}},
 		{[]string{"server", "--", "-port"}, []string{"server", "--", "-port"}},
+		// "paddock cli": its own flags, then the command, untouched, as
+		// zkCli's parseOptions passes it on.
+		{[]string{"cli", "-server", "h:1", "-timeout", "500", "-json", "ls", "/"},
+			[]string{"cli", "--server", "h:1", "--timeout", "500", "--json", "ls", "/"}},
+		{[]string{"cli", "set", "/mode", "-strict"}, []string{"cli", "set", "/mode", "-strict"}},
+		{[]string{"cli", "-server", "h:1", "create", "/a", "-json"}, []string{"cli", "--server", "h:1", "create", "/a", "-json"}},
+		{[]string{"cli", "set", "/a", "-data", "-verbose", "-server", "-config", "-limit", "-help"},
+			[]string{"cli", "set", "/a", "-data", "-verbose", "-server", "-config", "-limit", "-help"}},
+		{[]string{"cli", "-r", "get", "-json", "/a"}, []string{"cli", "-r", "get", "-json", "/a"}},
+		{[]string{"cli", "-server=h:1", "-json", "get", "-w", "/a"}, []string{"cli", "--server=h:1", "--json", "get", "-w", "/a"}},
+		// A flag's value is not the command, even when it looks like one.
+		{[]string{"cli", "-server", "ls", "-json", "stat", "-json"}, []string{"cli", "--server", "ls", "--json", "stat", "-json"}},
+		// Only the flags of the command reached: -json is not server's.
+		{[]string{"server", "-json"}, []string{"server", "-json"}},
+		// Other commands take flags after their arguments.
+		{[]string{"wal", "dump", "/d", "-limit", "3", "-json"}, []string{"wal", "dump", "/d", "--limit", "3", "--json"}},
 	}
 	for _, tt := range tests {
 		got := goStyleArgs(root, tt.in)

@@ -449,7 +449,9 @@ func cmdDeleteAll(c *call) error {
 		return c.fail(err, path)
 	}
 	// List the subtree breadth first, as ZKUtil.listSubTreeBFS, then delete
-	// from the end (leaves first) in transactions of batch znodes.
+	// from the end (leaves first) in transactions of batch znodes; with a
+	// batch size of 0 or less, one znode at a time, stopping at the first
+	// failure, which fails the command (ZKUtil.deleteRecursive).
 	tree := []string{path}
 	for i := 0; i < len(tree); i++ {
 		children, _, err := c.conn.Children(c.ctx, tree[i])
@@ -459,6 +461,15 @@ func cmdDeleteAll(c *call) error {
 		for _, ch := range children {
 			tree = append(tree, joinPath(tree[i], ch))
 		}
+	}
+	if batch <= 0 {
+		for i := len(tree) - 1; i >= 0; i-- {
+			if err := c.conn.Delete(c.ctx, tree[i], -1); err != nil {
+				return c.fail(err, tree[i])
+			}
+		}
+		c.json(map[string]any{"deleted": path})
+		return nil
 	}
 	ok := true
 	var ops []zk.Op
@@ -596,10 +607,12 @@ func cmdConfig(c *call) error {
 	var data []byte
 	var st *zk.Stat
 	var err error
+	// The absolute /zookeeper/config, whatever the chroot, as zkCli's
+	// getConfig reads it.
 	if c.f.has('w') {
-		data, st, err = c.conn.GetW(c.ctx, configPath, c.watcher())
+		data, st, err = c.conn.GetConfigW(c.ctx, c.watcher())
 	} else {
-		data, st, err = c.conn.Get(c.ctx, configPath)
+		data, st, err = c.conn.GetConfig(c.ctx)
 	}
 	if err != nil {
 		return c.fail(err, configPath)

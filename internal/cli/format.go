@@ -74,9 +74,11 @@ func toJSONStat(st *zk.Stat) *jsonStat {
 // "ip:10.0.0.0/8:r"). The id is everything between the first and the last
 // colon. As zkCli does, an entry without two colons is left out and an unknown
 // permission letter ignored; each is reported in warnings, with zkCli's text.
+// Empty entries at the end ("world:anyone:r,") are dropped without a
+// warning, as Java's String.split drops them.
 func ParseACL(s string) (acl []zk.ACL, warnings []string) {
 	acl = []zk.ACL{}
-	for _, a := range strings.Split(s, ",") {
+	for _, a := range splitJava(s, ",") {
 		first := strings.IndexByte(a, ':')
 		last := strings.LastIndexByte(a, ':')
 		if first < 0 || first == last {
@@ -88,6 +90,20 @@ func ParseACL(s string) (acl []zk.ACL, warnings []string) {
 		acl = append(acl, zk.ACL{Perms: perms, ID: zk.ID{Scheme: a[:first], ID: a[first+1 : last]}})
 	}
 	return acl, warnings
+}
+
+// splitJava splits s around sep as Java's String.split does for a plain
+// separator: trailing empty strings are dropped, but a string without sep
+// ("" included) is returned whole.
+func splitJava(s, sep string) []string {
+	parts := strings.Split(s, sep)
+	if len(parts) == 1 {
+		return parts
+	}
+	for len(parts) > 0 && parts[len(parts)-1] == "" {
+		parts = parts[:len(parts)-1]
+	}
+	return parts
 }
 
 // parsePerms parses permission letters (r, w, c, d, a).

@@ -12,8 +12,13 @@ import (
 // the next matching quote, which may enclose spaces and is removed; a quote
 // inside a word is kept ("a"b" is one word, a"b). An opening quote without its
 // closing one is dropped and the rest of the word read as an unquoted word.
-// There are no escapes.
+// There are no escapes. A line of white space only is one word, its last
+// character: Java's regular expression gives that blank back to match a word
+// (zkCli then reports "Command not found").
 func Tokenize(line string) []string {
+	if line != "" && skipSpace(line, 0) == len(line) {
+		return []string{line[len(line)-1:]}
+	}
 	var words []string
 	i := 0
 	for i < len(line) {

@@ -25,7 +25,9 @@ func TestTokenize(t *testing.T) {
 		{`set /a 'it"s'`, []string{"set", "/a", `it"s`}},
 		{` "abc`, []string{` "abc`}}, // Java's regex gives back a blank
 		{"", nil},
-		{"   ", nil},
+		{"   ", []string{" "}}, // Java's regex gives back the last blank as a word
+		{"\t", []string{"\t"}},
+		{" \t", []string{"\t"}},
 		{`"`, nil},
 	}
 	for _, tt := range tests {
@@ -170,6 +172,12 @@ func TestParseACL(t *testing.T) {
 		{"world:anyone:rxz", zk.WorldACL(zk.PermRead), []string{"Unknown perm type: x", "Unknown perm type: z"}},
 		{"bad", []zk.ACL{}, []string{"bad does not have the form scheme:id:perm"}},
 		{"world:anyone", []zk.ACL{}, []string{"world:anyone does not have the form scheme:id:perm"}},
+		// Java's String.split drops trailing empty strings, not others.
+		{"world:anyone:r,", zk.WorldACL(zk.PermRead), nil},
+		{"world:anyone:r,,", zk.WorldACL(zk.PermRead), nil},
+		{",world:anyone:r", zk.WorldACL(zk.PermRead), []string{" does not have the form scheme:id:perm"}},
+		{",", []zk.ACL{}, nil},
+		{"", []zk.ACL{}, []string{" does not have the form scheme:id:perm"}},
 	}
 	for _, tt := range tests {
 		got, warnings := ParseACL(tt.s)

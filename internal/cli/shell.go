@@ -257,10 +257,12 @@ func (s *Shell) currentConn() *zk.Conn {
 }
 
 // Exec parses and runs one command line as zkCli does, printing its output,
-// and records it in the numbered history. An empty line does nothing. A
-// failed command returns a *CommandError whose message has been printed.
+// and records it in the numbered history. An empty line does nothing and
+// returns nil (a script's exit status must not change for it: the caller
+// skips it); a line of blanks is an unknown command, as in zkCli. A failed
+// command returns a *CommandError whose message has been printed.
 func (s *Shell) Exec(ctx context.Context, line string) error {
-	if strings.TrimFunc(line, func(r rune) bool { return r < 128 && isJavaSpace(byte(r)) }) == "" {
+	if line == "" {
 		return nil
 	}
 	s.mu.Lock()

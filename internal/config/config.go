@@ -113,16 +113,17 @@ type Config struct {
 	// (znode.container.maxPerMinute). Default 10000.
 	ContainerMaxPerMinute int
 
-	// ServerID is this server's id, read from DataDir/myid by Load when that
-	// file exists. Default 1.
+	// ServerID is this server's id, read from DataDir/myid by Load: when
+	// that file exists, and always for an ensemble member (without one,
+	// Load fails, as ZooKeeper does). Default 1.
 	ServerID int64
 	// Servers are the server.N lines, sorted by id. With zero or one of them
 	// the server is standalone.
 	Servers []Server
 
-	// PeerType is this server's role as the peerType key gives it
-	// (Participant unless "observer"); a server is an observer when this or
-	// its server.N line says so. Use Role.
+	// PeerType is this server's role (peerType). As in ZooKeeper, the
+	// server.N lines decide: Parse and Load set it to Role, with a warning
+	// when the peerType key said otherwise.
 	PeerType Role
 	// RaftElectionTimeout is how long a follower waits without hearing
 	// from a leader before it stands for election; raft randomises it
@@ -232,12 +233,10 @@ func Default() *Config {
 // zero or one server.N lines.
 func (c *Config) Standalone() bool { return len(c.Servers) <= 1 }
 
-// Role returns this server's role in the ensemble: Observer when its
-// server.N line or peerType says so.
+// Role returns this server's role in the ensemble: the one its server.N
+// line gives, Participant when it has none. The peerType key does not
+// change it (ZooKeeper uses the server list when the two disagree).
 func (c *Config) Role() Role {
-	if c.PeerType == Observer {
-		return Observer
-	}
 	for _, s := range c.Servers {
 		if s.ID == c.ServerID {
 			return s.Role
@@ -442,10 +441,36 @@ func (c *Config) validateIDs() []error {
 		}
 		seen[s.ID] = true
 	}
+	errs = append(errs, c.validateQuorum()...)
 	if !c.Standalone() && !seen[c.ServerID] {
 		errs = append(errs, rangeError("myid", c.ServerID, "is not one of the server.N lines"))
 	}
 	return errs
+}
+
+// validateQuorum applies ZooKeeper's rule that observers need a quorum of
+// participants: server.N lines with observers and fewer than two
+// participants are refused ("Observers w/o quorum is an invalid
+// configuration", "Observers w/o participants ...").
+func (c *Config) validateQuorum() []error {
+	participants, firstObserver := 0, int64(0)
+	for _, s := range c.Servers {
+		if s.Role == Observer {
+			if firstObserver == 0 {
+				firstObserver = s.ID
+			}
+		} else {
+			participants++
+		}
+	}
+	if firstObserver == 0 || participants >= 2 {
+		return nil
+	}
+	reason := "is an observer, but no server.N line is a participant: observers need a quorum of participants"
+	if participants == 1 {
+		reason = "is an observer, but only one server.N line is a participant: observers need a quorum of at least two"
+	}
+	return []error{&KeyError{Key: "server." + strconv.FormatInt(firstObserver, 10), Reason: reason}}
 }
 
 // checkSuperDigest checks the "user:base64(sha1)" form.

@@ -52,5 +52,11 @@
 //   - jute.maxbuffer accepts decimal or 0x-prefixed hex; a leading 0 is decimal
 //     (Java's Integer.decode would read it as octal).
 //   - The myid file is read in standalone mode too (ZooKeeper skips it); a
-//     malformed one is then only a warning.
+//     malformed one is then only a warning. An ensemble member without one
+//     fails, as in ZooKeeper.
+//   - A server's role is its server.N line's, as in ZooKeeper; a peerType
+//     that disagrees is a warning. ZooKeeper also warns when peerType is
+//     absent on an observer (it defaults to participant); Paddock does not.
+//   - clientPortAddress without clientPort fails, as in ZooKeeper, unless an
+//     override (the --port flag) supplies the port.
 package config

@@ -39,6 +39,7 @@ func Parse(r io.Reader, overrides ...Setting) (*Config, []string, error) {
 	if err != nil {
 		return nil, b.warnings, err
 	}
+	b.setupPeerType()
 	b.adoptServerClientAddr()
 	if err := cfg.Validate(); err != nil {
 		return nil, b.warnings, err
@@ -48,9 +49,11 @@ func Parse(r io.Reader, overrides ...Setting) (*Config, []string, error) {
 
 // Load reads the zoo.cfg at path (none when path is ""), applies the
 // overrides, reads ServerID from the myid file in DataDir when it exists, and
-// validates the result. Messages name path and the line. An unreadable or
-// malformed myid is an error for an ensemble and a warning for a standalone
-// server, which keeps ServerID 1 (ZooKeeper does not read myid then).
+// validates the result. Messages name path and the line. A missing,
+// unreadable or malformed myid is an error for an ensemble, as in ZooKeeper
+// ("myid file is missing"); a standalone server keeps ServerID 1 (an
+// unreadable or malformed myid is then a warning: ZooKeeper does not read
+// it).
 func Load(path string, overrides ...Setting) (*Config, []string, error) {
 	b := newBuilder(path)
 	if path != "" {
@@ -70,14 +73,21 @@ func Load(path string, overrides ...Setting) (*Config, []string, error) {
 	if err != nil {
 		return nil, b.warnings, err
 	}
-	if err := readMyID(cfg); err != nil {
-		if !cfg.Standalone() {
-			return nil, b.warnings, err
-		}
+	switch err := readMyID(cfg); {
+	case err == nil:
+	case !cfg.Standalone() && errors.Is(err, fs.ErrNotExist):
+		return nil, b.warnings, &KeyError{Key: "myid", Where: filepath.Join(cfg.DataDir, "myid"),
+			Reason: "file is missing: an ensemble member (more than one server.N line) needs its server id there"}
+	case !cfg.Standalone():
+		return nil, b.warnings, err
+	case errors.Is(err, fs.ErrNotExist):
+		// A standalone server needs no myid.
+	default:
 		// ZooKeeper never reads myid in standalone mode; Debian even ships a
 		// placeholder one.
 		b.warnings = append(b.warnings, strings.TrimPrefix(err.Error(), "config: ")+"; standalone, so using server id 1")
 	}
+	b.setupPeerType()
 	b.adoptServerClientAddr()
 	if err := cfg.Validate(); err != nil {
 		return nil, b.warnings, err
@@ -88,13 +98,11 @@ func Load(path string, overrides ...Setting) (*Config, []string, error) {
 // maxMyIDSize bounds the myid file; it holds one small number.
 const maxMyIDSize = 1024
 
-// readMyID sets cfg.ServerID from DataDir/myid when that file exists.
+// readMyID sets cfg.ServerID from DataDir/myid. A missing file is an error
+// matching fs.ErrNotExist.
 func readMyID(cfg *Config) error {
 	path := filepath.Join(cfg.DataDir, "myid")
 	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
 	if err != nil {
 		return fmt.Errorf("config: myid: %w", err)
 	}
@@ -129,6 +137,7 @@ type builder struct {
 	// (metricsPrometheus or metricsNone), 0 when unset.
 	metricsClass   int
 	metricsPortSet bool
+	peerTypeWhere  string // where peerType was last set, "" when it was not
 }
 
 func newBuilder(name string) *builder {
@@ -186,6 +195,11 @@ func (b *builder) finish(overrides []Setting) (*Config, error) {
 		}
 	}
 	c := b.cfg
+	if b.fileAddress && !b.clientPortSet {
+		// ZooKeeper: "clientPortAddress is set but clientPort is not set".
+		return nil, &KeyError{Key: "clientPortAddress", Value: c.ClientPortAddress, Where: b.seen["clientPortAddress"],
+			Reason: "is set but clientPort is not"}
+	}
 	if !b.minSessionSet {
 		c.MinSessionTimeout = 2 * c.TickTime
 	}
@@ -209,6 +223,23 @@ func (b *builder) finish(overrides []Setting) (*Config, error) {
 	}
 	slices.Sort(c.IgnoredKeys)
 	return c, nil
+}
+
+// setupPeerType applies ZooKeeper's QuorumPeerConfig.setupPeerType: this
+// server's role is the one its server.N line gives (participant when it has
+// none), whatever peerType says; a peerType that disagrees is reported in a
+// warning. Every member so derives the same voters from the same lines.
+func (b *builder) setupPeerType() {
+	c := b.cfg
+	role := c.Role()
+	if c.PeerType == role {
+		return
+	}
+	if b.peerTypeWhere != "" {
+		b.warnf(b.peerTypeWhere, "peerType %s does not match this server's role in the server.N lines (%s, server id %d); using the server.N lines, as ZooKeeper does",
+			c.PeerType, role, c.ServerID)
+	}
+	c.PeerType = role
 }
 
 // adoptServerClientAddr applies ZooKeeper's dynamic-config rule: when the
@@ -329,6 +360,7 @@ func (b *builder) set(key, value, where string, fromFile bool) (bool, error) {
 	case "znode.container.maxPerMinute":
 		c.ContainerMaxPerMinute, err = parseInt32(value)
 	case "peerType":
+		b.peerTypeWhere = where
 		switch strings.ToLower(value) {
 		case "observer":
 			c.PeerType = Observer

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -40,9 +41,9 @@ func TestParseKeys(t *testing.T) {
 		{"dataLogDir=/fast/log", func(c *Config) any { return c.DataDir }, "./paddock-data"},
 		{"clientPort=2281", func(c *Config) any { return c.ClientPort }, 2281},
 		{"clientPort=0", func(c *Config) any { return c.ClientPort }, 0},
-		{"clientPortAddress=10.0.0.1", func(c *Config) any { return c.ClientPortAddress }, "10.0.0.1"},
-		{"clientPortAddress=[::1]", func(c *Config) any { return c.ClientPortAddress }, "::1"},
-		{"clientPortAddress=zk1.example.com", func(c *Config) any { return c.ClientPortAddress }, "zk1.example.com"},
+		{"clientPort=2181\nclientPortAddress=10.0.0.1", func(c *Config) any { return c.ClientPortAddress }, "10.0.0.1"},
+		{"clientPort=2181\nclientPortAddress=[::1]", func(c *Config) any { return c.ClientPortAddress }, "::1"},
+		{"clientPort=2181\nclientPortAddress=zk1.example.com", func(c *Config) any { return c.ClientPortAddress }, "zk1.example.com"},
 		{"minSessionTimeout=1000", func(c *Config) any { return c.MinSessionTimeout }, time.Second},
 		{"maxSessionTimeout=90000", func(c *Config) any { return c.MaxSessionTimeout }, 90 * time.Second},
 		{"maxClientCnxns=0", func(c *Config) any { return c.MaxClientCnxns }, 0},
@@ -210,6 +211,8 @@ func TestParseClientAddressAndOverrides(t *testing.T) {
 			"127.0.0.3:0", "./paddock-data", "./paddock-data"},
 		{"clientPort wins over own server line", "clientPort=2200\nserver.1=h:2888:3888;127.0.0.3:2190", nil,
 			":2200", "./paddock-data", "./paddock-data"},
+		{"file address with flag port", "clientPortAddress=127.0.0.2", []Setting{port("2300")},
+			"127.0.0.2:2300", "./paddock-data", "./paddock-data"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -270,6 +273,11 @@ func TestParseErrors(t *testing.T) {
 		{"server.1=h:1:2;3;4", "server.1", `does not have the form`},
 		{"server.1=[::1:1:2", "server.1", `does not have the form`},
 		{"server.1=h:1:2:observer|g:3:4:participant", "server.1", `different roles`},
+		// ZooKeeper's QuorumPeerConfig refuses these too.
+		{"clientPortAddress=127.0.0.1", "clientPortAddress", `config: line 1: clientPortAddress: "127.0.0.1" is set but clientPort is not`},
+		{"server.1=h:1:2\nserver.2=h:3:4:observer\nserver.3=h:5:6:observer", "server.2", `only one server.N line is a participant`},
+		{"server.1=h:1:2:observer", "server.1", `no server.N line is a participant`},
+		{"server.1=h:1:2:observer\nserver.2=h:3:4:observer", "server.1", `no server.N line is a participant`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -434,6 +442,53 @@ func TestParseEnsemble(t *testing.T) {
 	}
 }
 
+// TestParsePeerType checks ZooKeeper's setupPeerType: the server.N lines
+// decide this server's role, and a peerType that disagrees is a warning.
+func TestParsePeerType(t *testing.T) {
+	const lines = "server.1=h1:2888:3888\nserver.2=h2:2888:3888\nserver.3=h3:2888:3888:observer\n"
+	tests := []struct {
+		name     string
+		text     string
+		id       int64
+		want     Role
+		wantWarn string
+	}{
+		{"participant line", lines, 1, Participant, ""},
+		{"observer line", lines, 3, Observer, ""},
+		{"observer line and peerType", lines + "peerType=observer\n", 3, Observer, ""},
+		{"peerType observer on a participant line", lines + "peerType=observer\n", 1, Participant,
+			"cfg:5: peerType observer does not match this server's role in the server.N lines (participant, server id 1); using the server.N lines"},
+		{"peerType participant on an observer line", lines + "peerType=participant\n", 3, Observer,
+			"cfg:5: peerType participant does not match this server's role in the server.N lines (observer, server id 3)"},
+		{"standalone peerType observer", "peerType=observer\n", 1, Participant, "peerType observer does not match"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "myid"), []byte(strconv.FormatInt(tt.id, 10)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, "zoo.cfg")
+			if err := os.WriteFile(path, []byte("dataDir="+dir+"\n"+tt.text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cfg, warnings, err := Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Role() != tt.want || cfg.PeerType != tt.want {
+				t.Errorf("Role() = %v, PeerType = %v; want %v", cfg.Role(), cfg.PeerType, tt.want)
+			}
+			switch {
+			case tt.wantWarn == "" && len(warnings) > 0:
+				t.Errorf("unexpected warnings %q", warnings)
+			case tt.wantWarn != "" && (len(warnings) != 1 || !strings.Contains(warnings[0], tt.wantWarn)):
+				t.Errorf("warnings = %q, want one containing %q", warnings, tt.wantWarn)
+			}
+		})
+	}
+}
+
 func TestRaftTiming(t *testing.T) {
 	for _, tc := range []struct {
 		tick, election, heartbeat time.Duration
@@ -494,6 +549,8 @@ func TestLoad(t *testing.T) {
 			`config: ` + filepath.Join(dataBadID, "myid") + `: myid: "replace this text" is not a number`, ""},
 		{"bad myid standalone is a warning", write("d2.cfg", "dataDir="+dataBadID), nil, 1, "",
 			`myid: "replace this text" is not a number; standalone, so using server id 1`},
+		{"no myid in ensemble", write("g.cfg", "dataDir="+filepath.Join(dir, "empty")+"\n"+ensemble), nil, 0,
+			`config: ` + filepath.Join(dir, "empty", "myid") + `: myid: file is missing`, ""},
 		{"myid not in ensemble", write("e.cfg", "dataDir="+dataWithID+"\nserver.1=h1:2888:3888\nserver.2=h2:2888:3888"), nil, 0,
 			`config: myid: "3" is not one of the server.N lines`, ""},
 		{"error names file and line", write("f.cfg", "# x\ntickTime=soon"), nil, 0, `f.cfg:2: tickTime: "soon" is not an integer`, ""},
