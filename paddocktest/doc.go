@@ -23,8 +23,9 @@
 // made by the proxies, not by the servers:
 //
 //   - Ensemble.Cut, Heal, Isolate, HealAll: a cut link resets its
-//     connections (as a firewall that rejects) and every new one, until it
-//     is healed. A member cut off from a quorum stops serving after an
+//     connections and every new one once accepted, until it is healed
+//     (connects succeed, then fail: the members are partitioned, not
+//     dead). A member cut off from a quorum stops serving after an
 //     election timeout and closes its clients' connections, as a ZooKeeper
 //     server that loses its leader does.
 //   - Member.Pause, Resume: a paused member's links and client connections
@@ -34,7 +35,11 @@
 //     (member a's messages to b wait, b's to a flow), then delivered: a
 //     message delayed in the network.
 //   - Member.Stop (graceful), Member.Kill (abrupt: every connection reset
-//     first), Member.Restart (same data, id and addresses).
+//     first), Member.Restart (same data, id and addresses). While a
+//     member is down its client and peer ports refuse connections, as
+//     those of a process that is gone: followers of a killed leader see
+//     that and elect a new one at once, without waiting for the election
+//     timeout.
 //
 // # Timing
 //

@@ -59,7 +59,8 @@ type Options struct {
 // of the ensemble, and so does every member's client port: member i's
 // configuration lists itself with its own peer port and every other member
 // j with the port of the proxy for the link i->j, which forwards to j's
-// peer port. Cut, Heal, Isolate, Pause and Kill work on those proxies.
+// peer port. Cut, Heal, Isolate, Pause, Stop, Kill and Restart work on
+// those proxies.
 //
 // The methods of Ensemble and Member are safe for concurrent use.
 type Ensemble struct {
@@ -288,9 +289,14 @@ func (e *Ensemble) WaitServing(ctx context.Context) error {
 }
 
 // Cut cuts the link between members a and b, both ways: their
-// connections are reset and new ones are reset at once, until Heal or
-// HealAll. Each still reaches the other members (and clients reach it).
-// It panics if a or b is not a member's id.
+// connections are reset, and new ones are reset as soon as they are
+// accepted, until Heal or HealAll. Each still reaches the other members
+// (and clients reach it). A connect across the cut succeeds before the
+// reset (it is not refused, as it would be by a firewall that rejects):
+// a and b are partitioned, not dead, so neither takes the other for a
+// process that is gone (see Member.Kill), and a follower cut from its
+// leader waits out the election timeout. It panics if a or b is not a
+// member's id.
 func (e *Ensemble) Cut(a, b int) { e.setCut(a, b, true) }
 
 // Heal undoes Cut(a, b). Members reconnect by themselves (the transport
@@ -373,8 +379,10 @@ func (e *Ensemble) mustID(id int) {
 
 // applyLocked sets every proxy's mode from the faults: a link is cut when
 // Cut or Isolate cut it or either end is stopped, frozen when either end
-// is paused or PauseLink froze it; a client proxy is cut when its member is stopped, frozen when
-// it is paused. e.mu is held.
+// is paused or PauseLink froze it; a client proxy is cut when its member
+// is stopped, frozen when it is paused. (A stopped member's inbound
+// proxies also do not listen: Member.Stop and Kill see to that.) e.mu is
+// held.
 func (e *Ensemble) applyLocked() {
 	if e.closed {
 		return

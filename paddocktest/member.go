@@ -32,7 +32,7 @@ type Member struct {
 
 	// Guarded by e.mu.
 	down   bool // stopped or being killed: its proxies reset everything
-	paused bool
+	paused bool // (while down, its inbound proxies do not listen either)
 }
 
 // ErrRunning is returned by Restart for a member that is running.
@@ -71,11 +71,12 @@ func (m *Member) Running() bool { return m.server() != nil }
 
 func (m *Member) server() *server.Server { return m.srv.Load() }
 
-// Stop stops the member gracefully, as Paddock does on SIGTERM: it closes
-// its client connections and its peer streams, waits for its work in
-// flight and closes its log. Its sessions stay in the ensemble's state,
-// so clients that move to another member keep them. Stopping a stopped
-// member does nothing.
+// Stop stops the member gracefully, as Paddock does on SIGTERM: its
+// client and peer ports stop listening (connecting to them is refused until
+// Restart), it closes its client connections and its peer streams, waits
+// for its work in flight and closes its log. Its sessions stay in the
+// ensemble's state, so clients that move to another member keep them.
+// Stopping a stopped member does nothing.
 func (m *Member) Stop() error {
 	m.opMu.Lock()
 	defer m.opMu.Unlock()
@@ -83,16 +84,22 @@ func (m *Member) Stop() error {
 	if s == nil {
 		return nil
 	}
+	m.unlisten()
 	err := s.Close()
 	m.setDown(true)
 	return err
 }
 
 // Kill stops the member as abruptly as can be done inside one process:
-// first every connection of the member, to its clients and to its peers,
-// is reset at its proxy, with no goodbye of any kind and nothing more
-// delivered either way; then the server is closed. Others see what they
-// see when a process dies.
+// first its client and peer ports stop listening, and every connection of
+// the member, to its clients and to its peers, is reset at its proxy, with
+// no goodbye of any kind and nothing more delivered either way; then the
+// server is closed. Others see what they see when a process dies: their
+// streams from it fail, and connecting to its ports (ClientAddr, and the
+// address each other member has for it) is refused until Restart. A
+// follower that sees its leader's streams end and its port refuse
+// connections stands for election at once rather than after the election
+// timeout, as it does when a real leader process dies.
 //
 // Unlike kill -9, the member's own state is not cut short: the server's
 // goroutines finish the step they are in, and its write-ahead log and
@@ -107,15 +114,18 @@ func (m *Member) Kill() error {
 	if s == nil {
 		return nil
 	}
+	m.unlisten()
 	m.setDown(true)
 	m.srv.Store(nil)
 	return s.Close()
 }
 
 // Restart starts a stopped or killed member again with the same data
-// directory, id, configuration and addresses: it recovers its state from
-// its snapshot and log and catches up with the leader. It returns once
-// the member is started, not once it serves (see Ensemble.WaitServing and
+// directory, id, configuration and addresses: its ports listen again
+// (the same ports: should another socket hold one meanwhile, Restart waits
+// a few seconds for it, then fails), and it recovers its state from its
+// snapshot and log and catches up with the leader. It returns once the
+// member is started, not once it serves (see Ensemble.WaitServing and
 // Mode). It returns ErrRunning if the member is running and ErrClosed
 // once the ensemble is closed.
 func (m *Member) Restart() error {
@@ -130,10 +140,50 @@ func (m *Member) Restart() error {
 	if closed {
 		return ErrClosed
 	}
+	if err := m.listen(); err != nil {
+		return err
+	}
 	m.setDown(false)
 	if err := m.startLocked(); err != nil {
+		m.unlisten()
 		m.setDown(true)
 		return err
+	}
+	return nil
+}
+
+// inbound returns the proxies through which others reach the member: its
+// client proxy and the links from every other member to it.
+func (m *Member) inbound() []*proxy {
+	ps := []*proxy{m.client}
+	for _, o := range m.e.members {
+		if o != m {
+			ps = append(ps, m.e.links[link{o.id, m.id}])
+		}
+	}
+	return ps
+}
+
+// unlisten closes the listeners of the member's inbound proxies, so that
+// connecting to the member is refused, as to a process that is gone.
+// m.opMu is held.
+func (m *Member) unlisten() {
+	for _, p := range m.inbound() {
+		p.unlisten()
+	}
+}
+
+// listen undoes unlisten. If a port cannot be had again, it unlistens
+// those it reopened and returns the error. m.opMu is held.
+func (m *Member) listen() error {
+	for _, p := range m.inbound() {
+		if err := p.listen(); err != nil {
+			m.unlisten()
+			if errors.Is(err, net.ErrClosed) {
+				return ErrClosed
+			}
+			return fmt.Errorf("paddocktest: %v: listening again on %s: %w", m, p.addr(), err)
+		}
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -15,8 +16,10 @@ type linkMode int
 const (
 	// modePass copies bytes both ways.
 	modePass linkMode = iota
-	// modeCut resets every connection and every new one at once, like a
-	// firewall that rejects.
+	// modeCut resets every connection, and every new one as soon as it
+	// is accepted: the connect itself succeeds, as it does to a live
+	// process behind a broken link (a connect that is refused is unlisten's
+	// work).
 	modeCut
 	// modeFrozen keeps connections open (and accepts new ones) but copies
 	// nothing, not even a close, until the mode changes: what the other
@@ -41,10 +44,14 @@ const (
 	proxyBufferSize  = 32 << 10
 )
 
-// proxy is a TCP forwarder: a listener on 127.0.0.1:0 whose connections
-// are forwarded to target() (asked at each new connection, so that the
-// target may move). Every link between members and every member's client
-// port goes through one.
+// proxy is a TCP forwarder: a listener on a loopback port whose
+// connections are forwarded to target() (asked at each new connection, so
+// that the target may move). Every link between members and every
+// member's client port goes through one.
+//
+// The port is chosen when the proxy is made and kept for its life. unlisten
+// closes the listener, so that connecting to the port is refused, as to the
+// port of a process that is gone; listen opens it again on the same port.
 //
 // Each accepted connection is served by one goroutine, which dials the
 // target once the proxy is not frozen and then copies one direction while
@@ -53,13 +60,14 @@ const (
 // passed on at the gate too. close stops the listener, resets every
 // connection and waits for every goroutine.
 type proxy struct {
-	ln     net.Listener
-	target func() string
-	ctx    context.Context // cancelled by close: abandons dials
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	address *net.TCPAddr // where it listens (or listened, and will again)
+	target  func() string
+	ctx     context.Context // cancelled by close: abandons dials
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
 
 	mu      sync.Mutex
+	ln      net.Listener // nil while unlistened and once closed
 	mode    linkMode
 	changed chan struct{} // closed and replaced at every change of mode and at close
 	conns   map[net.Conn]struct{}
@@ -74,23 +82,81 @@ func newProxy(target func() string) (*proxy, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &proxy{
-		ln:      ln,
+		address: ln.Addr().(*net.TCPAddr),
 		target:  target,
 		ctx:     ctx,
 		cancel:  cancel,
+		ln:      ln,
 		changed: make(chan struct{}),
 		conns:   make(map[net.Conn]struct{}),
 	}
 	p.wg.Add(1)
-	go p.accept()
+	go p.accept(ln)
 	return p, nil
 }
 
 // addr is the proxy's listening address, host:port.
-func (p *proxy) addr() string { return p.ln.Addr().String() }
+func (p *proxy) addr() string { return p.address.String() }
 
 // port is the proxy's listening port.
-func (p *proxy) port() int { return p.ln.Addr().(*net.TCPAddr).Port }
+func (p *proxy) port() int { return p.address.Port }
+
+// relistenTimeout bounds how long listen keeps trying for a port that is
+// taken: the port is free while the proxy does not listen, and another
+// socket may hold it for a moment.
+const relistenTimeout = 5 * time.Second
+
+// unlisten closes the listener: connecting to the proxy's port is refused
+// until listen. Connections already accepted are left as they are (the
+// mode decides what becomes of them). Unlistening a proxy that does not
+// listen does nothing.
+func (p *proxy) unlisten() {
+	p.mu.Lock()
+	ln := p.ln
+	p.ln = nil
+	p.mu.Unlock()
+	if ln != nil {
+		ln.Close() // its accept goroutine returns
+	}
+}
+
+// listen listens again on the proxy's port after unlisten. While the port
+// is taken it tries again, for up to relistenTimeout; past that it returns
+// the error, and the proxy still does not listen. Listening on a proxy that
+// listens does nothing; listening on a closed one returns net.ErrClosed.
+func (p *proxy) listen() error {
+	deadline := time.Now().Add(relistenTimeout)
+	for {
+		err := p.listenOnce()
+		if err == nil || !errors.Is(err, syscall.EADDRINUSE) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-p.ctx.Done():
+			return net.ErrClosed
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func (p *proxy) listenOnce() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.closed:
+		return net.ErrClosed
+	case p.ln != nil:
+		return nil
+	}
+	ln, err := net.ListenTCP("tcp", p.address)
+	if err != nil {
+		return err
+	}
+	p.ln = ln
+	p.wg.Add(1)
+	go p.accept(ln)
+	return nil
+}
 
 // setMode changes what the proxy does; modeCut resets every connection.
 func (p *proxy) setMode(m linkMode) {
@@ -130,9 +196,14 @@ func (p *proxy) close() error {
 	p.closed = true
 	close(p.changed)
 	victims := p.takeConns()
+	ln := p.ln
+	p.ln = nil
 	p.mu.Unlock()
 	p.cancel()
-	err := p.ln.Close()
+	var err error
+	if ln != nil {
+		err = ln.Close()
+	}
 	for _, c := range victims {
 		reset(c)
 	}
@@ -190,10 +261,12 @@ func (p *proxy) wait() bool {
 	}
 }
 
-func (p *proxy) accept() {
+// accept serves the connections ln accepts, until ln is closed (by
+// unlisten or close).
+func (p *proxy) accept(ln net.Listener) {
 	defer p.wg.Done()
 	for {
-		c, err := p.ln.Accept()
+		c, err := ln.Accept()
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				return

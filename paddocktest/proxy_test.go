@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -226,5 +227,81 @@ func TestProxyCloseEndsEverything(t *testing.T) {
 	if c, err := net.Dial("tcp", p.addr()); err == nil {
 		c.Close()
 		t.Fatal("the proxy still accepts connections after close")
+	}
+}
+
+func TestProxyUnlistenRefuses(t *testing.T) {
+	p := startProxy(t, echoServer(t))
+	old := dialProxy(t, p)
+	if _, err := roundTrip(old, "before\n", ready); err != nil {
+		t.Fatal(err)
+	}
+	addr := p.addr()
+	p.unlisten()
+	p.unlisten() // twice is harmless
+	// A connect is refused, as by a port nothing listens on...
+	if c, err := net.Dial("tcp", addr); !errors.Is(err, syscall.ECONNREFUSED) {
+		if c != nil {
+			c.Close()
+		}
+		t.Fatalf("unlistened: dial %s: %v, want connection refused", addr, err)
+	}
+	// ...while what was accepted goes on as the mode says.
+	if got, err := roundTrip(old, "still\n", ready); err != nil || got != "still\n" {
+		t.Fatalf("unlistened, existing connection: %q, %v", got, err)
+	}
+	if err := p.listen(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.listen(); err != nil {
+		t.Fatalf("listening twice: %v", err)
+	}
+	if p.addr() != addr {
+		t.Fatalf("listening again on %s, was %s", p.addr(), addr)
+	}
+	if got, err := roundTrip(dialProxy(t, p), "again\n", ready); err != nil || got != "again\n" {
+		t.Fatalf("listening again: %q, %v", got, err)
+	}
+}
+
+// A port taken for a moment while the proxy did not listen is waited for.
+func TestProxyListenWaitsForPort(t *testing.T) {
+	p := startProxy(t, echoServer(t))
+	p.unlisten()
+	squatter, err := net.Listen("tcp", p.addr())
+	if err != nil {
+		t.Fatalf("taking the proxy's port: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- p.listen() }()
+	select {
+	case err := <-done:
+		squatter.Close()
+		t.Fatalf("listen returned %v while the port was taken", err)
+	case <-time.After(quiet):
+	}
+	squatter.Close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("listen after the port was freed: %v", err)
+		}
+	case <-time.After(relistenTimeout + ready):
+		t.Fatal("listen did not return")
+	}
+	if got, err := roundTrip(dialProxy(t, p), "back\n", ready); err != nil || got != "back\n" {
+		t.Fatalf("listening again: %q, %v", got, err)
+	}
+}
+
+func TestProxyCloseUnlistened(t *testing.T) {
+	p, err := newProxy(func() string { return "127.0.0.1:0" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.unlisten()
+	closeWithin(t, p, ready)
+	if err := p.listen(); !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("listen after close: %v, want net.ErrClosed", err)
 	}
 }
