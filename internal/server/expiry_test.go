@@ -31,28 +31,18 @@ func TestLostExpiryExpiresAgain(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := config.Default()
-			cfg.ClientPort = 0
-			cfg.ClientPortAddress = "127.0.0.1"
-			cfg.DataDir = t.TempDir()
-			cfg.DataLogDir = cfg.DataDir
-			cfg.TickTime = 50 * time.Millisecond
-			cfg.MinSessionTimeout, cfg.MaxSessionTimeout = 100*time.Millisecond, 200*time.Millisecond
-			s, err := New(cfg, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
 			var proposals atomic.Int32
-			s.expiryPropose = func(ctx context.Context, e *fsm.Entry) (*call, error) {
-				if proposals.Add(1) == 1 {
-					return tc.fail()
+			s := startServerHooked(t, func(cfg *config.Config) {
+				cfg.TickTime = 50 * time.Millisecond
+				cfg.MinSessionTimeout, cfg.MaxSessionTimeout = 100*time.Millisecond, 200*time.Millisecond
+			}, func(s *Server) {
+				s.expiryPropose = func(ctx context.Context, e *fsm.Entry) (*call, error) {
+					if proposals.Add(1) == 1 {
+						return tc.fail()
+					}
+					return s.propose(ctx, e)
 				}
-				return s.propose(ctx, e)
-			}
-			if err := s.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { s.Close() })
+			})
 
 			gone := dial(t, s.Addr().String())
 			gone.mustCreate("/e", "", proto.FlagEphemeral)

@@ -18,26 +18,14 @@ func startLoneMember(t *testing.T, mutate func(*config.Config)) *Server {
 		servers = append(servers, config.Server{ID: id, Role: config.Participant,
 			Addrs: []config.PeerAddr{{Host: "127.0.0.1", QuorumPort: freePort(t), ElectionPort: freePort(t)}}})
 	}
-	cfg := config.Default()
-	cfg.ClientPort = 0
-	cfg.ClientPortAddress = "127.0.0.1"
-	cfg.DataDir = t.TempDir()
-	cfg.DataLogDir = cfg.DataDir
-	cfg.FourLetterWords = config.ParseWhitelist("*")
-	cfg.TickTime = 200 * time.Millisecond
-	cfg.ServerID = 1
-	cfg.Servers = servers
-	if mutate != nil {
-		mutate(cfg)
-	}
-	s, err := New(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := startServerHooked(t, func(cfg *config.Config) {
+		cfg.TickTime = 200 * time.Millisecond
+		cfg.ServerID = 1
+		cfg.Servers = servers
+		if mutate != nil {
+			mutate(cfg)
+		}
+	}, nil)
 	if s.Serving() {
 		t.Fatal("a lone member of three serves")
 	}
