@@ -357,6 +357,9 @@ func (n *Node) startTransport() error {
 		OpenSnapshot: n.OpenSnapshot,
 		Logger:       n.cfg.Logger,
 		PeerClosed:   n.peerClosed,
+		// raft's messages hold entries of at most maxMsgBytes in all, or
+		// one bigger entry (a proposal); twice that leaves room to spare.
+		MaxRaftMessageBytes: 2*max(maxMsgBytes, n.cfg.MaxProposalBytes) + 64<<10,
 	})
 	if err != nil {
 		return fmt.Errorf("raftnode: peer transport: %w", err)

@@ -15,8 +15,11 @@ import (
 // Handler receives what peers send. Its methods are called from the
 // transport's receiving goroutines (one per inbound stream), so they must be
 // safe for concurrent use. Raft and App must not block for long: while they
-// run, that peer's stream is not read. Messages from one peer arrive in the
-// order it sent them, as long as its stream stays up.
+// run, that peer's stream is not read. Raft and App calls for one peer never
+// overlap, and its messages arrive in the order it sent them with none
+// repeated, though some may be missing: those lost with a stream that broke
+// or was replaced by a newer one (which then delivers nothing more). At most
+// one Snapshot call runs per peer at a time.
 type Handler interface {
 	// Raft receives a raft message from a peer; never a MsgSnap.
 	Raft(m raftpb.Message)
@@ -53,6 +56,9 @@ type Reporter interface {
 const (
 	DefaultQueueSize   = 4096
 	DefaultDialTimeout = time.Second
+	// DefaultMaxRaftMessageBytes has room for the messages of a raft whose
+	// MaxSizePerMsg and largest entry are at most 2 MiB each.
+	DefaultMaxRaftMessageBytes = 8 << 20
 )
 
 // Timing of streams; see the package documentation.
@@ -95,6 +101,18 @@ type Config struct {
 	// full, new ones are dropped and the peer is reported unreachable
 	// (raft retransmits). Zero means DefaultQueueSize.
 	QueueSize int
+	// MaxRaftMessageBytes bounds the encoding of one raft message, sent or
+	// received: a bigger one is dropped by the sender (as a full queue
+	// drops) and, if one comes anyway, its stream is closed before the
+	// message is read. Set it a margin above the largest message the raft
+	// sends: a message's entries come to at most raft's MaxSizePerMsg,
+	// unless it holds a single bigger entry (a proposal), so twice the
+	// larger of the two, plus a little, is ample. Members should agree on
+	// it: a member closes the stream that brings it a message over its own
+	// bound, and raft sends that message again. Zero means
+	// DefaultMaxRaftMessageBytes; values over 64 MiB, the wire format's
+	// limit, mean 64 MiB.
+	MaxRaftMessageBytes int
 	// DialTimeout bounds a dial and the hello exchange that follows it.
 	// Zero means DefaultDialTimeout. Failed dials are retried after a
 	// jittered backoff from 50ms, doubling up to 1s.
@@ -123,6 +141,8 @@ func (c Config) Validate() error {
 		return errors.New("transport: no handler")
 	case c.QueueSize < 0:
 		return fmt.Errorf("transport: negative queue size %d", c.QueueSize)
+	case c.MaxRaftMessageBytes < 0:
+		return fmt.Errorf("transport: negative raft message bound %d", c.MaxRaftMessageBytes)
 	case c.DialTimeout < 0:
 		return fmt.Errorf("transport: negative dial timeout %v", c.DialTimeout)
 	}
@@ -148,6 +168,10 @@ func (c Config) withDefaults() Config {
 	if c.DialTimeout == 0 {
 		c.DialTimeout = DefaultDialTimeout
 	}
+	if c.MaxRaftMessageBytes == 0 {
+		c.MaxRaftMessageBytes = DefaultMaxRaftMessageBytes
+	}
+	c.MaxRaftMessageBytes = min(c.MaxRaftMessageBytes, maxFrameLen)
 	if c.Dial == nil {
 		c.Dial = (&net.Dialer{}).DialContext
 	}

@@ -9,16 +9,18 @@
 // per peer, owned by one goroutine that drains the peer's bounded queue
 // (Config.QueueSize) with buffered writes, flushed whenever the queue is
 // empty. Inbound streams are accepted from every configured peer; a newer
-// message stream from a peer replaces (closes) its older one. Messages to one
-// peer are written in the order Send and SendApp queued them, and the
-// receiver hands them to the Handler in that order; a stream that breaks
-// may lose what was last written to it, and the next one carries on with
-// the queue.
+// message stream from a peer replaces (closes) its older one, which delivers
+// nothing more once replaced. Messages to one peer are written in the order
+// Send and SendApp queued them, and the receiver hands them to the Handler
+// in that order, one at a time; a stream that breaks or is replaced may lose
+// what was last written to it, and the next one carries on with the queue.
 //
 // A MsgSnap goes on a snapshot stream of its own, a new connection opened
 // for it by a goroutine of its own (at most one per peer), so that a big
 // snapshot never holds up the message stream. Its body comes from
-// Config.OpenSnapshot, not from the message.
+// Config.OpenSnapshot, not from the message. A receiver serves one snapshot
+// stream per peer at a time: a newer one (the sender has given up on the
+// older) closes the older and waits for its Handler.Snapshot to return.
 //
 // # Failures
 //
@@ -76,15 +78,19 @@
 //	length    uint32   payload bytes, at most 64 MiB; 0 for a keepalive
 //	payload            raftpb.Message.Marshal, or the application's bytes
 //
-// An unknown type, a length over the limit, a truncated frame, a raft message
-// that does not decode, is not from the stream's dialer to the acceptor, or
-// is a MsgSnap, closes the stream; so does anything but a keepalive from
-// the acceptor.
+// A raft message is further held to Config.MaxRaftMessageBytes, and must not
+// carry Responses (field 14), which raft uses only between a node and its
+// local storage: the acceptor walks its top-level fields before decoding
+// it. An unknown type, a length over the limit, a truncated frame, a raft
+// message that is malformed, carries Responses, is not from the stream's
+// dialer to the acceptor, or is a MsgSnap, closes the stream; so does
+// anything but a keepalive from the acceptor.
 //
 // A snapshot stream (kind 2) carries, from the dialer:
 //
-//	length    uint32   then the marshalled MsgSnap (at most 64 MiB), its
-//	                   Snapshot.Data empty
+//	length    uint32   then the marshalled MsgSnap (at most
+//	                   Config.MaxRaftMessageBytes), checked as on a message
+//	                   stream, its Snapshot.Data empty
 //	size      int64    the body's length, not negative
 //	body      size bytes
 //

@@ -108,8 +108,9 @@ func (t *Transport) serve(conn net.Conn) {
 
 // readMessages delivers the frames of peer from's message stream to the
 // handler until the stream ends or a frame is bad. A newer stream from the
-// same peer replaces this one.
+// same peer replaces this one, which then delivers nothing more.
 func (t *Transport) readMessages(from uint64, conn net.Conn, r io.Reader) {
+	rc := t.receivers[from]
 	t.setStream(from, conn)
 	defer t.clearStream(from, conn)
 	logger := t.logger.With("peer", from, "remote", conn.RemoteAddr().String())
@@ -124,7 +125,7 @@ func (t *Transport) readMessages(from uint64, conn net.Conn, r io.Reader) {
 		close(done)
 		<-kaDone
 	}()
-	fr := frameReader{r: r}
+	fr := frameReader{r: r, maxRaft: t.cfg.MaxRaftMessageBytes}
 	for {
 		typ, p, err := fr.next()
 		if err != nil {
@@ -145,9 +146,11 @@ func (t *Transport) readMessages(from uint64, conn net.Conn, r io.Reader) {
 			}
 			return
 		}
+		var m raftpb.Message
+		var data []byte
 		switch typ {
 		case frameRaft:
-			m, err := decodeRaft(p, from, t.cfg.ID)
+			m, err = decodeRaft(p, from, t.cfg.ID)
 			if err == nil && m.Type == raftpb.MsgSnap {
 				err = errors.New("transport: MsgSnap on a message stream")
 			}
@@ -155,11 +158,26 @@ func (t *Transport) readMessages(from uint64, conn net.Conn, r io.Reader) {
 				logger.Warn("closing message stream from peer: bad raft message", "err", err)
 				return
 			}
-			t.cfg.Handler.Raft(m)
 		case frameApp:
-			t.cfg.Handler.App(from, bytes.Clone(p))
+			data = bytes.Clone(p)
 		case frameKeepAlive:
+			continue
 		}
+		// Delivered under the receiver's lock, and only while this is the
+		// peer's current stream: what this one had read but not delivered
+		// when a newer one replaced it is dropped, never delivered after,
+		// or alongside, the newer stream's messages.
+		rc.mu.Lock()
+		if rc.conn != conn {
+			rc.mu.Unlock()
+			return
+		}
+		if typ == frameRaft {
+			t.cfg.Handler.Raft(m)
+		} else {
+			t.cfg.Handler.App(from, data)
+		}
+		rc.mu.Unlock()
 	}
 }
 
@@ -193,13 +211,20 @@ func keepAlive(conn net.Conn, done <-chan struct{}) {
 	}
 }
 
+// receiver is the receiving side from one peer.
+type receiver struct {
+	mu   sync.Mutex // held while a frame of conn is delivered
+	conn net.Conn   // the current inbound message stream, or nil
+}
+
 // setStream records conn as peer from's message stream and closes the one
-// it replaces.
+// it replaces, once that one is not delivering a frame.
 func (t *Transport) setStream(from uint64, conn net.Conn) {
-	t.mu.Lock()
-	old := t.streams[from]
-	t.streams[from] = conn
-	t.mu.Unlock()
+	rc := t.receivers[from]
+	rc.mu.Lock()
+	old := rc.conn
+	rc.conn = conn
+	rc.mu.Unlock()
 	if old != nil {
 		t.logger.Debug("a new message stream from peer replaces the old one", "peer", from)
 		_ = old.Close()
@@ -207,11 +232,12 @@ func (t *Transport) setStream(from uint64, conn net.Conn) {
 }
 
 func (t *Transport) clearStream(from uint64, conn net.Conn) {
-	t.mu.Lock()
-	if t.streams[from] == conn {
-		delete(t.streams, from)
+	rc := t.receivers[from]
+	rc.mu.Lock()
+	if rc.conn == conn {
+		rc.conn = nil
 	}
-	t.mu.Unlock()
+	rc.mu.Unlock()
 }
 
 // logLimiter logs a recurring problem (a misconfigured peer redials every

@@ -115,7 +115,10 @@ func (p *peer) stream(conn net.Conn) error {
 		_ = conn.Close()
 		<-broken
 	}()
-	w := &frameWriter{bw: bufio.NewWriterSize(deadlineWriter{c: conn, d: writeTimeout}, writeBufferSize)}
+	w := &frameWriter{
+		bw:      bufio.NewWriterSize(deadlineWriter{c: conn, d: writeTimeout}, writeBufferSize),
+		maxRaft: p.t.cfg.MaxRaftMessageBytes,
+	}
 	keepAlive := time.NewTimer(keepAliveInterval)
 	defer keepAlive.Stop()
 	for {
@@ -185,14 +188,15 @@ func watch(conn net.Conn) error {
 
 // frameWriter encodes frames into a buffered stream.
 type frameWriter struct {
-	bw  *bufio.Writer
-	buf []byte // scratch for a frame header and marshalled message
+	bw      *bufio.Writer
+	maxRaft int    // bounds a raft message's encoding (Config.MaxRaftMessageBytes)
+	buf     []byte // scratch for a frame header and marshalled message
 }
 
 func (w *frameWriter) raft(m *raftpb.Message) error {
 	n := m.Size()
-	if n > maxFrameLen {
-		return errFrameTooLarge
+	if n > w.maxRaft {
+		return fmt.Errorf("%w: raft message of %d bytes, the limit is %d", errFrameTooLarge, n, w.maxRaft)
 	}
 	w.buf = appendFrameHeader(w.buf[:0], frameRaft, n)
 	w.buf = slices.Grow(w.buf, n)[:frameHeaderLen+n]

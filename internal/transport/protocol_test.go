@@ -164,6 +164,12 @@ func TestBadFrames(t *testing.T) {
 		{"raft message from another member", msg(func(m *raftpb.Message) { m.From = 3 })},
 		{"raft message to another member", msg(func(m *raftpb.Message) { m.To = 3 })},
 		{"MsgSnap on a message stream", raftFrame(t, snapMsg(2, 1, 5))},
+		{"raft frame over the bound", header(frameRaft, DefaultMaxRaftMessageBytes+1)},
+		// Refused before raftpb's decoder recurses into every level.
+		{"deeply nested responses", func() []byte {
+			p := nestedResponses(raftMsg(2, 1, 9), 3<<20)
+			return append(header(frameRaft, uint32(len(p))), p...)
+		}()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -192,6 +198,19 @@ func TestBadFrames(t *testing.T) {
 			t.Fatalf("answer %v", got)
 		}
 		expectSeq(t, m.h, 2, 1)
+		expectClosed(t, c)
+		m.h.expectNone(t)
+	})
+	t.Run("many empty entries over the bound", func(t *testing.T) {
+		c := rawDial(t, m, append(appendHello(nil, validHello()), appFrame(1)...))
+		if got := readAnswer(t, c); got != helloOK {
+			t.Fatalf("answer %v", got)
+		}
+		expectSeq(t, m.h, 2, 1)
+		p := emptyEntries(raftMsg(2, 1, 9), DefaultMaxRaftMessageBytes/2)
+		// The member closes the stream once it has read the header: the
+		// write may fail.
+		_, _ = c.Write(append(header(frameRaft, uint32(len(p))), p...))
 		expectClosed(t, c)
 		m.h.expectNone(t)
 	})
@@ -226,6 +245,66 @@ func TestNewerStreamReplacesOlder(t *testing.T) {
 	expectClosed(t, first)
 }
 
+// TestReplacedStreamDeliversNothingMore checks that a message stream that a
+// newer one replaced delivers nothing more, not even the frames it had
+// already read: those may be lost, never delivered after or alongside the
+// newer stream's.
+func TestReplacedStreamDeliversNothingMore(t *testing.T) {
+	checkLeaks(t)
+	tn := newTestNet()
+	drained := make(chan struct{})
+	t.Cleanup(func() { close(drained) })     // after the transport's Close
+	h := &recorder{events: make(chan event)} // a delivery waits for the test
+	m := tn.start(t, 1, []uint64{1, 2}, func(c *Config) { c.Handler = h })
+	t.Cleanup(func() { // before Close, which waits for the deliveries
+		go func() {
+			for {
+				select {
+				case <-h.events:
+				case <-drained:
+					return
+				}
+			}
+		}()
+	})
+	b := appendHello(nil, validHello())
+	for seq := uint64(1); seq <= 100; seq++ {
+		b = append(b, appFrame(seq)...)
+	}
+	first := rawDial(t, m, b)
+	if got := readAnswer(t, first); got != helloOK {
+		t.Fatalf("answer %v", got)
+	}
+	expectSeq(t, h, 2, 1)
+	// The first stream is delivering 2, with more read or on their way, when
+	// the second one replaces it.
+	second := rawDial(t, m, append(appendHello(nil, validHello()), appFrame(1000)...))
+	if got := readAnswer(t, second); got != helloOK {
+		t.Fatalf("answer %v", got)
+	}
+	var got []uint64
+	for len(got) == 0 || got[len(got)-1] < 1000 {
+		got = append(got, h.next(t).seq)
+	}
+	// A few round trips on the second stream, for the first to show any
+	// frame it would still deliver.
+	for seq := uint64(1001); seq <= 1010; seq++ {
+		if _, err := second.Write(appFrame(seq)); err != nil {
+			t.Fatal(err)
+		}
+		for got[len(got)-1] != seq {
+			got = append(got, h.next(t).seq)
+		}
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i] <= got[i-1] {
+			t.Fatalf("deliveries after the first: %v; the first stream's must all come before the second's", got)
+		}
+	}
+	expectClosed(t, first)
+	h.expectNone(t)
+}
+
 // TestBadSnapshotStream checks that a snapshot stream whose header is bad
 // is closed without calling the handler.
 func TestBadSnapshotStream(t *testing.T) {
@@ -243,15 +322,24 @@ func TestBadSnapshotStream(t *testing.T) {
 		}
 		return p
 	}
+	// snap is a MsgSnap as a sender puts it in the header: without its data.
+	snap := func(from uint64) raftpb.Message {
+		r := snapMsg(from, 1, 1)
+		r.Snapshot.Data = nil
+		return r
+	}
 	tests := []struct {
 		name string
 		body []byte
 	}{
 		{"not a MsgSnap", appendSnapshotHeader(nil, marshal(raftMsg(2, 1, 1)), 0)},
-		{"from another member", appendSnapshotHeader(nil, marshal(snapMsg(3, 1, 1)), 0)},
-		{"negative size", appendSnapshotHeader(nil, marshal(snapMsg(2, 1, 1)), -1)},
+		{"from another member", appendSnapshotHeader(nil, marshal(snap(3)), 0)},
+		{"negative size", appendSnapshotHeader(nil, marshal(snap(2)), -1)},
 		{"oversized message", binary.BigEndian.AppendUint32(nil, maxFrameLen+1)},
+		{"message over the bound", binary.BigEndian.AppendUint32(nil, DefaultMaxRaftMessageBytes+1)},
 		{"garbage message", append(binary.BigEndian.AppendUint32(nil, 3), 0xff, 0xff, 0xff)},
+		{"snapshot data in the message", appendSnapshotHeader(nil, marshal(snapMsg(2, 1, 1)), 0)},
+		{"nested responses", appendSnapshotHeader(nil, nestedResponses(snap(2), 1<<20), 0)},
 	}
 	h := validHello()
 	h.kind = kindSnapshot
@@ -305,7 +393,7 @@ func TestDialerWatchesStream(t *testing.T) {
 	}
 	second := accept() // the member gave up the first stream and dialed again
 	m.tr.Send([]raftpb.Message{raftMsg(1, 2, 5)})
-	fr := frameReader{r: second}
+	fr := frameReader{r: second, maxRaft: DefaultMaxRaftMessageBytes}
 	for {
 		typ, p, err := fr.next()
 		if err != nil {

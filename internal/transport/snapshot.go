@@ -73,8 +73,8 @@ func (p *peer) streamSnapshot(m raftpb.Message) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("transport: encoding MsgSnap: %w", err)
 	}
-	if len(msg) > maxFrameLen {
-		return 0, fmt.Errorf("%w: MsgSnap of %d bytes", errFrameTooLarge, len(msg))
+	if len(msg) > p.t.cfg.MaxRaftMessageBytes {
+		return 0, fmt.Errorf("%w: MsgSnap of %d bytes, the limit is %d", errFrameTooLarge, len(msg), p.t.cfg.MaxRaftMessageBytes)
 	}
 	conn, err := p.t.dial(p.id, p.addr, kindSnapshot)
 	if err != nil {
@@ -109,10 +109,17 @@ func (p *peer) streamSnapshot(m raftpb.Message) (int64, error) {
 }
 
 // receiveSnapshot reads a snapshot stream from peer from, hands it to
-// Handler.Snapshot and answers with the verdict.
+// Handler.Snapshot and answers with the verdict. It first takes the peer's
+// snapshot slot, so that one stream at a time per peer gets this far.
 func (t *Transport) receiveSnapshot(from uint64, conn net.Conn, r io.Reader) {
 	logger := t.logger.With("peer", from, "remote", conn.RemoteAddr().String())
-	m, size, err := readSnapshotHeader(r, from, t.cfg.ID)
+	release, ok := t.takeSnapshotSlot(from, conn)
+	defer release()
+	if !ok {
+		logger.Debug("a newer snapshot stream from peer replaced this one before it started")
+		return
+	}
+	m, size, err := readSnapshotHeader(r, from, t.cfg.ID, t.cfg.MaxRaftMessageBytes)
 	if err != nil {
 		logger.Warn("closing snapshot stream from peer", "err", err)
 		return
@@ -138,6 +145,51 @@ func (t *Transport) receiveSnapshot(from uint64, conn net.Conn, r io.Reader) {
 	if _, err := conn.Write([]byte{verdict}); err != nil && t.ctx.Err() == nil {
 		logger.Warn("answering a snapshot stream", "err", err)
 	}
+}
+
+// snapshotSlot is the inbound snapshot stream a peer may have at a time.
+type snapshotSlot struct {
+	conn net.Conn
+	done chan struct{} // closed when the stream no longer reads or calls the handler
+}
+
+// takeSnapshotSlot makes conn peer from's inbound snapshot stream. A newer
+// stream replaces an older one, as on message streams: the sender sends one
+// snapshot at a time to a member, so a second stream means it gave up on
+// the first (its verdict would not be read), and a retransmission must not
+// wait for the receiver to notice that the first one is dead. The older
+// stream is closed, which fails its handler's reads, and waited for: at
+// most one Handler.Snapshot runs per peer. It returns false if conn was
+// replaced in turn, or the transport closed, while it waited; release must
+// be called in any case, once conn is done with.
+func (t *Transport) takeSnapshotSlot(from uint64, conn net.Conn) (release func(), ok bool) {
+	s := &snapshotSlot{conn: conn, done: make(chan struct{})}
+	t.mu.Lock()
+	old := t.snapshots[from]
+	t.snapshots[from] = s
+	t.mu.Unlock()
+	release = func() {
+		t.mu.Lock()
+		if t.snapshots[from] == s {
+			delete(t.snapshots, from)
+		}
+		t.mu.Unlock()
+		close(s.done)
+	}
+	if old == nil {
+		return release, true
+	}
+	t.logger.Info("a new snapshot stream from peer replaces the one in progress", "peer", from)
+	_ = old.conn.Close()
+	select {
+	case <-old.done:
+	case <-t.ctx.Done():
+		return release, false
+	}
+	t.mu.Lock()
+	ok = t.snapshots[from] == s
+	t.mu.Unlock()
+	return release, ok && t.ctx.Err() == nil
 }
 
 // bodyReader yields the n bytes of a snapshot body, and

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"sync/atomic"
@@ -223,4 +224,77 @@ func TestSnapshotDoesNotBlockMessages(t *testing.T) {
 	if opened.Load() != 1 || calls.Load() != 1 {
 		t.Errorf("snapshot opened %d times, received %d times; want once", opened.Load(), calls.Load())
 	}
+}
+
+// TestNewerSnapshotStreamReplacesOlder checks that a member serves one
+// snapshot stream per peer at a time: a newer one (a retransmission after
+// the sender gave up on the first) closes the older and waits for its
+// handler to return before it runs the handler in turn, and is stored.
+func TestNewerSnapshotStreamReplacesOlder(t *testing.T) {
+	checkLeaks(t)
+	tn := newTestNet()
+	m := tn.start(t, 1, []uint64{1, 2}, nil)
+	var running atomic.Int32
+	started := make(chan struct{})
+	firstErr := make(chan error, 1)
+	release := make(chan struct{})
+	m.h.snap = func(msg raftpb.Message, r io.Reader, size int64) error {
+		if running.Add(1) != 1 {
+			t.Error("two snapshot handlers run at once for one peer")
+		}
+		defer running.Add(-1)
+		if msg.Snapshot.Metadata.Index == 1 {
+			close(started)
+			_, err := io.Copy(io.Discard, r)
+			firstErr <- err
+			<-release // still storing what it read
+			return err
+		}
+		got, err := io.ReadAll(r)
+		if err == nil && string(got) != "body" {
+			err = fmt.Errorf("body %q", got)
+		}
+		return err
+	}
+	h := validHello()
+	h.kind = kindSnapshot
+	header := func(index uint64, size int64) []byte {
+		s := snapMsg(2, 1, index)
+		s.Snapshot.Data = nil
+		p, err := s.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return appendSnapshotHeader(appendHello(nil, h), p, size)
+	}
+	// The first stream stalls halfway through its body.
+	first := rawDial(t, m, append(header(1, 100), make([]byte, 50)...))
+	if got := readAnswer(t, first); got != helloOK {
+		t.Fatalf("answer %v", got)
+	}
+	select {
+	case <-started:
+	case <-time.After(waitTimeout):
+		t.Fatal("the first snapshot's handler was not called")
+	}
+	second := rawDial(t, m, append(header(2, 4), "body"...))
+	if got := readAnswer(t, second); got != helloOK {
+		t.Fatalf("answer %v", got)
+	}
+	// Closing the first stream fails its handler's read at once, well
+	// before the read's own deadline.
+	select {
+	case err := <-firstErr:
+		if err == nil {
+			t.Error("the replaced stream's body read to its end")
+		}
+	case <-time.After(chunkTimeout / 2):
+		t.Fatal("the newer stream did not close the older one")
+	}
+	close(release)
+	var verdict [1]byte
+	if _, err := io.ReadFull(second, verdict[:]); err != nil || verdict[0] != snapshotOK {
+		t.Fatalf("verdict on the newer stream: %v, %v", verdict[0], err)
+	}
+	expectClosed(t, first)
 }

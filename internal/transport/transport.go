@@ -24,20 +24,21 @@ var (
 // Transport carries raft and application messages between this member and
 // its peers. See the package documentation.
 type Transport struct {
-	cfg    Config
-	logger *slog.Logger
-	peers  map[uint64]*peer // fixed by New
+	cfg       Config
+	logger    *slog.Logger
+	peers     map[uint64]*peer     // fixed by New
+	receivers map[uint64]*receiver // fixed by New, one per peer
 
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // every goroutine the transport starts
 
-	mu      sync.Mutex
-	started bool
-	closed  bool
-	ln      net.Listener
-	inbound map[net.Conn]struct{} // every accepted connection
-	streams map[uint64]net.Conn   // the current inbound message stream per peer
+	mu        sync.Mutex
+	started   bool
+	closed    bool
+	ln        net.Listener
+	inbound   map[net.Conn]struct{}    // every accepted connection
+	snapshots map[uint64]*snapshotSlot // the current inbound snapshot stream per peer
 
 	refusals logLimiter // of refused hellos
 
@@ -54,13 +55,14 @@ func New(cfg Config) (*Transport, error) {
 	cfg = cfg.withDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
 	t := &Transport{
-		cfg:     cfg,
-		logger:  cfg.Logger.With("component", "transport", "id", cfg.ID),
-		peers:   make(map[uint64]*peer, len(cfg.Peers)),
-		ctx:     ctx,
-		cancel:  cancel,
-		inbound: make(map[net.Conn]struct{}),
-		streams: make(map[uint64]net.Conn),
+		cfg:       cfg,
+		logger:    cfg.Logger.With("component", "transport", "id", cfg.ID),
+		peers:     make(map[uint64]*peer, len(cfg.Peers)),
+		receivers: make(map[uint64]*receiver, len(cfg.Peers)),
+		ctx:       ctx,
+		cancel:    cancel,
+		inbound:   make(map[net.Conn]struct{}),
+		snapshots: make(map[uint64]*snapshotSlot),
 	}
 	for id, addr := range cfg.Peers {
 		t.peers[id] = &peer{
@@ -70,6 +72,7 @@ func New(cfg Config) (*Transport, error) {
 			queue:  make(chan outMsg, cfg.QueueSize),
 			logger: t.logger.With("peer", id, "addr", addr),
 		}
+		t.receivers[id] = &receiver{}
 	}
 	return t, nil
 }
@@ -120,7 +123,8 @@ func (t *Transport) Addr() net.Addr {
 // reported with Reporter.ReportSnapshot. A MsgHeartbeat for a peer whose
 // message stream is down is dropped. Any other message goes to its peer's
 // queue; when the queue is full it is dropped and the peer reported
-// unreachable. Messages to unknown members, and all messages after Close,
+// unreachable, as it is when its turn to be written comes if its encoding
+// is over Config.MaxRaftMessageBytes. Messages to unknown members, and all messages after Close,
 // are dropped. The transport keeps the messages (and their entries) until
 // written: the caller must not modify them.
 func (t *Transport) Send(msgs []raftpb.Message) {

@@ -325,6 +325,7 @@ func TestNewValidates(t *testing.T) {
 		{"peer without address", Config{ID: 1, Handler: h, Peers: map[uint64]string{2: ""}}},
 		{"negative queue", Config{ID: 1, Handler: h, QueueSize: -1}},
 		{"negative dial timeout", Config{ID: 1, Handler: h, DialTimeout: -time.Second}},
+		{"negative raft message bound", Config{ID: 1, Handler: h, MaxRaftMessageBytes: -1}},
 		{"long cluster id", Config{ID: 1, Handler: h, ClusterID: string(make([]byte, maxClusterIDLen+1))}},
 	}
 	for _, tt := range tests {
@@ -344,6 +345,51 @@ func TestNewValidates(t *testing.T) {
 	if err := tr.Close(); err != nil {
 		t.Fatal(err)
 	}
+	big, err := New(Config{ID: 1, Handler: h, MaxRaftMessageBytes: 1 << 30})
+	if err != nil {
+		t.Fatalf("New refused a raft message bound over the wire's limit: %v", err)
+	}
+	if got := big.cfg.MaxRaftMessageBytes; got != maxFrameLen {
+		t.Errorf("raft message bound %d, want the wire's limit %d", got, maxFrameLen)
+	}
+	if err := big.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRaftMessageBound checks that a raft message up to
+// Config.MaxRaftMessageBytes passes, and that one over it is dropped by its
+// sender, which reports the peer unreachable and keeps the stream.
+func TestRaftMessageBound(t *testing.T) {
+	checkLeaks(t)
+	tn := newTestNet()
+	ids := []uint64{1, 2}
+	const bound = 64 << 10
+	small := func(c *Config) { c.MaxRaftMessageBytes = bound }
+	m1 := tn.start(t, 1, ids, small)
+	m2 := tn.start(t, 2, ids, small)
+	sized := func(seq uint64, size int) raftpb.Message {
+		m := raftMsg(1, 2, seq)
+		for n := size - m.Size(); m.Size() < size; n++ {
+			m.Entries[0].Data = make([]byte, n)
+		}
+		if m.Size() != size {
+			t.Fatalf("made a message of %d bytes, want %d", m.Size(), size)
+		}
+		return m
+	}
+	m1.tr.Send([]raftpb.Message{raftMsg(1, 2, 1)})
+	expectSeq(t, m2.h, 1, 1)
+	before := m1.rep.unreachableCount(2)
+	m1.tr.Send([]raftpb.Message{sized(2, bound), sized(3, bound+1), raftMsg(1, 2, 4)})
+	expectSeq(t, m2.h, 1, 2, 4)
+	if got := m1.rep.unreachableCount(2); got <= before {
+		t.Error("dropping a message over the bound did not report the peer unreachable")
+	}
+	if !m1.tr.Connected(2) {
+		t.Error("the stream went down")
+	}
+	m2.h.expectNone(t)
 }
 
 // TestPeerClosedReported checks that a member is told when a peer's

@@ -17,9 +17,10 @@ const (
 
 	// maxClusterIDLen bounds the cluster id in a hello.
 	maxClusterIDLen = 1024
-	// maxFrameLen bounds a frame's payload and a snapshot stream's message.
-	// raft's messages are about MaxSizePerMsg (1 MiB) but one entry may be
-	// larger; 64 MiB leaves room without letting a peer claim gigabytes.
+	// maxFrameLen bounds every frame's payload, whatever its type: the
+	// wire format's limit. A raft message (on a message stream or a
+	// snapshot stream) is held to Config.MaxRaftMessageBytes, which is
+	// at most this.
 	maxFrameLen = 64 << 20
 	// eagerAlloc is the largest payload allocated in one go from its
 	// announced length; bigger ones grow as their bytes arrive.
@@ -91,6 +92,9 @@ var (
 	errFrameTooLarge   = errors.New("transport: frame too large")
 	errBadKeepAlive    = errors.New("transport: keepalive frame with a payload")
 	errBadSnapshotSize = errors.New("transport: negative snapshot size")
+	errMalformedRaft   = errors.New("transport: malformed raft message")
+	errRaftResponses   = errors.New("transport: raft message with responses")
+	errSnapshotData    = errors.New("transport: MsgSnap carries its snapshot's data")
 )
 
 // hello opens every connection; the dialer sends it.
@@ -159,14 +163,16 @@ func appendFrameHeader(b []byte, t frameType, n int) []byte {
 
 // frameReader reads the frames of a message stream.
 type frameReader struct {
-	r   io.Reader
-	hdr [frameHeaderLen]byte
-	buf []byte // reused for payloads up to eagerAlloc bytes
+	r       io.Reader
+	maxRaft int // bounds a raft frame's payload; at most maxFrameLen
+	hdr     [frameHeaderLen]byte
+	buf     []byte // reused for payloads up to eagerAlloc bytes
 }
 
 // next reads one frame. The payload is valid until the next call. A
-// truncated frame, an unknown type or a length beyond maxFrameLen is an
-// error; io.EOF means the stream ended cleanly between frames.
+// truncated frame, an unknown type, or a length beyond maxFrameLen (beyond
+// maxRaft for a raft frame) is an error, found before the payload is read;
+// io.EOF means the stream ended cleanly between frames.
 func (fr *frameReader) next() (frameType, []byte, error) {
 	if _, err := io.ReadFull(fr.r, fr.hdr[:]); err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) {
@@ -181,6 +187,8 @@ func (fr *frameReader) next() (frameType, []byte, error) {
 		return 0, nil, fmt.Errorf("%w %d", errBadFrameType, t)
 	case n > maxFrameLen:
 		return 0, nil, fmt.Errorf("%w: %d bytes, the limit is %d", errFrameTooLarge, n, maxFrameLen)
+	case t == frameRaft && int64(n) > int64(fr.maxRaft):
+		return 0, nil, fmt.Errorf("%w: raft message of %d bytes, the limit is %d", errFrameTooLarge, n, fr.maxRaft)
 	case t == frameKeepAlive && n != 0:
 		return 0, nil, errBadKeepAlive
 	}
@@ -213,13 +221,23 @@ func readPayload(r io.Reader, buf []byte, n int) ([]byte, error) {
 	return bb.Bytes(), nil
 }
 
-// decodeRaft decodes a raft message and checks that it is addressed to this
-// member and comes from the stream's peer. Proposals and read-index
-// requests are the exception: raft forwards them to the leader with the
-// original sender's From (a member that was the leader passes on those it
-// received before it lost the leadership).
+// decodeRaft decodes a raft message from a message stream (see
+// checkRaftFields) and checks that it is addressed to this member and comes
+// from the stream's peer. Proposals and read-index requests are the
+// exception: raft forwards them to the leader with the original sender's
+// From (a member that was the leader passes on those it received before it
+// lost the leadership).
 func decodeRaft(p []byte, from, to uint64) (raftpb.Message, error) {
+	return decodeMessage(p, from, to, false)
+}
+
+// decodeMessage is decodeRaft; snapshotHeader says p is a snapshot
+// stream's MsgSnap.
+func decodeMessage(p []byte, from, to uint64, snapshotHeader bool) (raftpb.Message, error) {
 	var m raftpb.Message
+	if err := checkRaftFields(p, snapshotHeader); err != nil {
+		return m, err
+	}
 	if err := m.Unmarshal(p); err != nil {
 		return m, fmt.Errorf("transport: decoding raft message: %w", err)
 	}
@@ -229,6 +247,94 @@ func decodeRaft(p []byte, from, to uint64) (raftpb.Message, error) {
 			m.From, m.To, from, to)
 	}
 	return m, nil
+}
+
+// Protobuf field numbers of raftpb.Message and raftpb.Snapshot, and wire
+// types.
+const (
+	fieldMessageSnapshot  = 9
+	fieldMessageResponses = 14
+	fieldSnapshotData     = 1
+
+	wireVarint  = 0
+	wireFixed64 = 1
+	wireBytes   = 2
+	wireFixed32 = 5
+)
+
+// checkRaftFields walks the top-level fields of an encoded raftpb.Message
+// before it is decoded, skipping their values, and refuses what a member
+// never sends and raftpb's decoder would take at any cost:
+//   - malformed input (a bad key or varint, a value past the end, a group,
+//     which raftpb does not use);
+//   - Responses (field 14): raft puts them only on the messages between a
+//     node and its local storage, never on those between members, and
+//     their decoder recurses into each without a depth limit, so a few
+//     megabytes of nested responses overflow the goroutine's stack;
+//   - with snapshotHeader, a Snapshot with Data: its body follows the
+//     message on a snapshot stream.
+//
+// Other fields, known or not, are left to the decoder, whose allocations
+// are bounded by p's length.
+func checkRaftFields(p []byte, snapshotHeader bool) error {
+	for len(p) > 0 {
+		num, wire, v, rest, err := nextField(p)
+		if err != nil {
+			return err
+		}
+		p = rest
+		switch {
+		case num == fieldMessageResponses:
+			return errRaftResponses
+		case num == fieldMessageSnapshot && snapshotHeader && wire == wireBytes:
+			for len(v) > 0 {
+				num, wire, data, rest, err := nextField(v)
+				if err != nil {
+					return err
+				}
+				v = rest
+				if num == fieldSnapshotData && (wire != wireBytes || len(data) > 0) {
+					return fmt.Errorf("%w (%d bytes)", errSnapshotData, len(data))
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// nextField splits the first field off a protobuf encoding: its number and
+// wire type, its value (a varint's or fixed number's bytes, a
+// length-delimited value's contents) and the rest.
+func nextField(p []byte) (num uint64, wire uint8, value, rest []byte, err error) {
+	key, n := binary.Uvarint(p)
+	if n <= 0 || key>>3 == 0 {
+		return 0, 0, nil, nil, fmt.Errorf("%w: bad field key", errMalformedRaft)
+	}
+	num, wire, p = key>>3, uint8(key&7), p[n:]
+	var size int
+	switch wire {
+	case wireVarint:
+		if _, size = binary.Uvarint(p); size <= 0 {
+			return 0, 0, nil, nil, fmt.Errorf("%w: bad varint in field %d", errMalformedRaft, num)
+		}
+	case wireFixed64:
+		size = 8
+	case wireFixed32:
+		size = 4
+	case wireBytes:
+		l, n := binary.Uvarint(p)
+		if n <= 0 || l > uint64(len(p)-n) {
+			return 0, 0, nil, nil, fmt.Errorf("%w: bad length in field %d", errMalformedRaft, num)
+		}
+		p = p[n:]
+		size = int(l)
+	default:
+		return 0, 0, nil, nil, fmt.Errorf("%w: wire type %d in field %d", errMalformedRaft, wire, num)
+	}
+	if size > len(p) {
+		return 0, 0, nil, nil, fmt.Errorf("%w: field %d cut short", errMalformedRaft, num)
+	}
+	return num, wire, p[:size], p[size:], nil
 }
 
 // appendSnapshotHeader appends what precedes a snapshot body: the
@@ -241,21 +347,22 @@ func appendSnapshotHeader(b, msg []byte, size int64) []byte {
 }
 
 // readSnapshotHeader reads what appendSnapshotHeader wrote and checks the
-// message as decodeRaft does, and that it is a MsgSnap.
-func readSnapshotHeader(r io.Reader, from, to uint64) (raftpb.Message, int64, error) {
+// message as decodeRaft does, that it is at most maxRaft bytes, is a
+// MsgSnap and does not carry its snapshot's data.
+func readSnapshotHeader(r io.Reader, from, to uint64, maxRaft int) (raftpb.Message, int64, error) {
 	var n [4]byte
 	if _, err := io.ReadFull(r, n[:]); err != nil {
 		return raftpb.Message{}, 0, fmt.Errorf("transport: reading snapshot message length: %w", unexpected(err))
 	}
 	l := binary.BigEndian.Uint32(n[:])
-	if l > maxFrameLen {
-		return raftpb.Message{}, 0, fmt.Errorf("%w: snapshot message of %d bytes", errFrameTooLarge, l)
+	if int64(l) > int64(min(maxRaft, maxFrameLen)) {
+		return raftpb.Message{}, 0, fmt.Errorf("%w: snapshot message of %d bytes, the limit is %d", errFrameTooLarge, l, min(maxRaft, maxFrameLen))
 	}
 	p, err := readPayload(r, nil, int(l))
 	if err != nil {
 		return raftpb.Message{}, 0, fmt.Errorf("transport: reading snapshot message: %w", err)
 	}
-	m, err := decodeRaft(p, from, to)
+	m, err := decodeMessage(p, from, to, true)
 	if err != nil {
 		return m, 0, err
 	}
