@@ -48,6 +48,26 @@ func failWAL(t *testing.T, walDir string) {
 	}
 }
 
+// writeAfterWALFailure writes through s, fails its WAL, sends a write and
+// requires the connection closed without a reply (within 10 s): the
+// write can be neither acknowledged nor left waiting.
+func writeAfterWALFailure(t *testing.T, s *Server) {
+	t.Helper()
+	c := dial(t, s.Addr().String())
+	c.mustCreate("/before", "", 0)
+	failWAL(t, filepath.Join(s.cfg.DataLogDir, "wal"))
+	anyone := []proto.ACL{{Perms: proto.PermAll, ID: proto.ID{Scheme: "world", ID: "anyone"}}}
+	c.send(proto.OpCreate, &proto.CreateRequest{Path: "/after", ACL: anyone})
+	c.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if f, err := proto.ReadFrame(c.br, nil, 1<<20); err == nil {
+		var h proto.ReplyHeader
+		h.Decode(proto.NewDecoder(f))
+		t.Fatalf("got a reply (xid %d, %v) from the server whose WAL failed", h.Xid, h.Err)
+	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatal("the write's client still waits 10s after the server's WAL failed: its connection was not closed")
+	}
+}
+
 // TestWALFailureStopsServing breaks a follower's WAL while one of its
 // clients has a write on the way, and checks that the member stops serving
 // for good: the write's client loses its connection rather than wait for
@@ -67,20 +87,7 @@ func TestWALFailureStopsServing(t *testing.T) {
 	if leader == nil || follower == nil {
 		t.Fatal("no leader and follower")
 	}
-	c := dial(t, follower.Addr().String())
-	c.mustCreate("/before", "", 0)
-
-	failWAL(t, filepath.Join(follower.cfg.DataLogDir, "wal"))
-	anyone := []proto.ACL{{Perms: proto.PermAll, ID: proto.ID{Scheme: "world", ID: "anyone"}}}
-	c.send(proto.OpCreate, &proto.CreateRequest{Path: "/after", ACL: anyone})
-	c.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
-	if f, err := proto.ReadFrame(c.br, nil, 1<<20); err == nil {
-		var h proto.ReplyHeader
-		h.Decode(proto.NewDecoder(f))
-		t.Fatalf("got a reply (xid %d, %v) from the member whose WAL failed", h.Xid, h.Err)
-	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
-		t.Fatal("the write's client still waits 10s after the member's WAL failed: its connection was not closed")
-	}
+	writeAfterWALFailure(t, follower)
 
 	select {
 	case <-follower.node.Done():
@@ -128,20 +135,7 @@ func TestWALFailureStopsServing(t *testing.T) {
 // connection, and the server serves no more.
 func TestWALFailureStopsServingStandalone(t *testing.T) {
 	s := startServer(t, nil)
-	c := dial(t, s.Addr().String())
-	c.mustCreate("/before", "", 0)
-
-	failWAL(t, filepath.Join(s.cfg.DataLogDir, "wal"))
-	anyone := []proto.ACL{{Perms: proto.PermAll, ID: proto.ID{Scheme: "world", ID: "anyone"}}}
-	c.send(proto.OpCreate, &proto.CreateRequest{Path: "/after", ACL: anyone})
-	c.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
-	if f, err := proto.ReadFrame(c.br, nil, 1<<20); err == nil {
-		var h proto.ReplyHeader
-		h.Decode(proto.NewDecoder(f))
-		t.Fatalf("got a reply (xid %d, %v) from the server whose WAL failed", h.Xid, h.Err)
-	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
-		t.Fatal("the write's client still waits 10s after the server's WAL failed: its connection was not closed")
-	}
+	writeAfterWALFailure(t, s)
 	select {
 	case <-s.Failed(): // what paddock server waits for to exit with a failure
 	case <-time.After(10 * time.Second):
