@@ -7,17 +7,18 @@ import (
 	"github.com/paddockhq/paddock/internal/zktest"
 )
 
-// edgeScript covers a deleteall that fails in a batch (a warning, status
-// 0), trailing commas in ACLs (Java's split drops trailing empty strings)
-// and a script ending in an empty line (the status stays the last
-// command's). deleteall -b 0 is not here: zkCli 3.8.0, Debian's, puts the
-// whole subtree in one multi, where 3.8.1 and later (ZOOKEEPER-4504), and
-// paddock cli, delete one znode at a time (internal/cli's tests check it).
+// edgeScript covers trailing commas in ACLs (Java's split drops trailing
+// empty strings) and a script ending in an empty line (the status stays
+// the last command's). A deleteall that fails is not here: zkCli 3.8.0
+// prints its warning from a callback thread's logger, which the process
+// may exit before writing (the comparison failed once on that); and
+// deleteall -b 0 is not either: zkCli 3.8.0, Debian's, puts the whole
+// subtree in one multi, where 3.8.1 and later (ZOOKEEPER-4504), and
+// paddock cli, delete one znode at a time. internal/cli's tests check
+// both.
 const edgeScript = `create /edge
-create /edge/del x world:anyone:crwa
+create /edge/del x world:anyone:cdrwa
 create /edge/del/y
-deleteall /edge/del
-setAcl /edge/del world:anyone:cdrwa
 deleteall /edge/del
 create /edge/acl x world:anyone:r,
 getAcl /edge/acl
