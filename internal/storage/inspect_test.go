@@ -6,9 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"go.etcd.io/raft/v3/raftpb"
 
@@ -147,23 +145,12 @@ func TestScanWALLiveSpare(t *testing.T) {
 	defer w.Close()
 	save(t, w, batch{hs: raftpb.HardState{Term: 1, Vote: 1, Commit: 1}, ents: ents(1, 1, 1)})
 	waitSpare(t, w)
-	reached := make(chan struct{}, 1)
-	release := make(chan struct{})
-	var once sync.Once
-	defer once.Do(func() { close(release) })
-	w.SetRollHook(func() {
-		reached <- struct{}{}
-		<-release
-	})
+	waitRoll, release := holdRoll(t, w)
 	save(t, w, batch{ents: ents(2, 2, 1)}) // into the spare
-	select {
-	case <-reached:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the roll's background part did not start within 10 s")
-	}
+	waitRoll()
 	save(t, w, batch{ents: ents(3, 3, 1)})
 	copyDir(t, dir, crashed) // the rename not done
-	once.Do(func() { close(release) })
+	release()
 	must(t, w.FinishRoll())
 
 	var idx []uint64

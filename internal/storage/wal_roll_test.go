@@ -38,24 +38,13 @@ func TestWALRollToSpare(t *testing.T) {
 	save(t, w, batch{hs: hs, ents: ents(1, 1, 1)})
 	waitSpare(t, w)
 
-	reached := make(chan struct{}, 1)
-	release := make(chan struct{})
-	var once sync.Once
-	defer once.Do(func() { close(release) })
-	w.SetRollHook(func() {
-		reached <- struct{}{}
-		<-release
-	})
+	waitRoll, release := holdRoll(t, w)
 	syncs := w.Stats().Syncs
 	save(t, w, batch{ents: ents(2, 2, 1)}) // into the spare
 	if got := w.Stats().Syncs - syncs; got != 1 {
 		t.Fatalf("the roll into the spare and its first batch took %d fsyncs, want 1", got)
 	}
-	select {
-	case <-reached:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the roll's background part did not start within 10 s")
-	}
+	waitRoll()
 	segs := w.SegmentPathsNow()
 	if len(segs) != 2 {
 		t.Fatalf("%d segments after the roll, want 2", len(segs))
@@ -72,7 +61,7 @@ func TestWALRollToSpare(t *testing.T) {
 	for _, d := range []string{crashed, blank, wrong} {
 		copyDir(t, dir, d)
 	}
-	once.Do(func() { close(release) })
+	release()
 	if err := w.FinishRoll(); err != nil {
 		t.Fatal(err)
 	}
@@ -190,4 +179,29 @@ func BenchmarkWALRollToSpare(b *testing.B) {
 	if n > 0 {
 		b.ReportMetric(float64(rolls.Microseconds())/float64(n), "µs/roll")
 	}
+}
+
+// holdRoll makes w's next rolls stop in their background part until the
+// returned release is called (also at the test's end). wait waits, up to
+// 10 s, for a roll to get there.
+func holdRoll(t *testing.T, w *storage.WAL) (wait, release func()) {
+	t.Helper()
+	reached := make(chan struct{}, 1)
+	released := make(chan struct{})
+	var once sync.Once
+	release = func() { once.Do(func() { close(released) }) }
+	t.Cleanup(release)
+	w.SetRollHook(func() {
+		reached <- struct{}{}
+		<-released
+	})
+	wait = func() {
+		t.Helper()
+		select {
+		case <-reached:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the roll's background part did not start within 10 s")
+		}
+	}
+	return wait, release
 }

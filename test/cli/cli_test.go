@@ -271,6 +271,15 @@ func diff(a, b string) string {
 	return sb.String()
 }
 
+// servers are the two servers the shells are compared against.
+var servers = []struct {
+	name  string
+	start func(t *testing.T) *zktest.Process
+}{
+	{"zookeeper", func(t *testing.T) *zktest.Process { return zktest.StartZooKeeper(t, zktest.ZKOptions{}) }},
+	{"paddock", func(t *testing.T) *zktest.Process { return zktest.StartPaddock(t, zktest.PaddockOptions{}) }},
+}
+
 // TestSameAsZkCli runs the session and some one-shot commands through
 // zkCli.sh and paddock cli against Apache ZooKeeper and against Paddock, and
 // compares what they print and their exit statuses.
@@ -279,13 +288,6 @@ func TestSameAsZkCli(t *testing.T) {
 		t.Fatalf("this test needs %s (Debian's zookeeper package): %v", zkCli, err)
 	}
 	paddock := zktest.BuildPaddock(t)
-	servers := []struct {
-		name  string
-		start func(t *testing.T) *zktest.Process
-	}{
-		{"zookeeper", func(t *testing.T) *zktest.Process { return zktest.StartZooKeeper(t, zktest.ZKOptions{}) }},
-		{"paddock", func(t *testing.T) *zktest.Process { return zktest.StartPaddock(t, zktest.PaddockOptions{}) }},
-	}
 	for _, srv := range servers {
 		t.Run(srv.name, func(t *testing.T) {
 			p := srv.start(t)

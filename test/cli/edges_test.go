@@ -46,13 +46,6 @@ func TestEdgesSameAsZkCli(t *testing.T) {
 		t.Fatalf("this test needs %s (Debian's zookeeper package): %v", zkCli, err)
 	}
 	paddock := zktest.BuildPaddock(t)
-	servers := []struct {
-		name  string
-		start func(t *testing.T) *zktest.Process
-	}{
-		{"zookeeper", func(t *testing.T) *zktest.Process { return zktest.StartZooKeeper(t, zktest.ZKOptions{}) }},
-		{"paddock", func(t *testing.T) *zktest.Process { return zktest.StartPaddock(t, zktest.PaddockOptions{}) }},
-	}
 	for _, srv := range servers {
 		t.Run(srv.name, func(t *testing.T) {
 			p := srv.start(t)
