@@ -11,10 +11,14 @@ import (
 
 // reply renders a reply to a request of type op: the error name, or "ok"
 // and the decoded response. Bytes left after the record are shown as
-// "+N trailing".
+// "+N trailing". An error reply whose header carries a negative zxid
+// (ZooKeeper's answer to an opcode it does not know) shows it as zxid=N.
 func (r *runner) reply(op proto.OpCode, f Frame) string {
 	if f.Header.Err != proto.ErrOK {
 		s := ErrName(f.Header.Err)
+		if f.Header.Zxid < 0 {
+			s += " zxid=" + strconv.FormatInt(f.Header.Zxid, 10)
+		}
 		if len(f.Body) > 0 {
 			s += fmt.Sprintf(" body=%s", hexOrLen(f.Body))
 		}

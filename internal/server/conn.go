@@ -99,14 +99,17 @@ type conn struct {
 
 // item is one request waiting for its turn on the responder.
 type item struct {
-	xid      int32
-	op       proto.OpCode
-	req      proto.Request
-	entry    *fsm.Entry // a write, proposed by the responder
-	call     *call      // the write once proposed
-	reply    []byte     // a reply already built by the reader
-	err      proto.ErrCode
-	close    bool // close the connection after this reply
+	xid   int32
+	op    proto.OpCode
+	req   proto.Request
+	entry *fsm.Entry // a write, proposed by the responder
+	call  *call      // the write once proposed
+	reply []byte     // a reply already built by the reader
+	err   proto.ErrCode
+	close bool // close the connection after this reply
+	// slot is set while the item holds one of the server's outstanding
+	// request slots (globalOutstandingLimit); see takesSlot.
+	slot     bool
 	received time.Time
 	// auth is the connection's identities when the request came: a read
 	// is checked against them, not against those of an auth packet sent
@@ -297,16 +300,22 @@ func (c *conn) serve() {
 		}
 		// The responder may recycle the item once it has it.
 		closing := it.close
-		select {
-		case c.s.outstanding <- struct{}{}:
-		case <-c.done:
-			return
+		slot := takesSlot(it)
+		if slot {
+			select {
+			case c.s.outstanding <- struct{}{}:
+			case <-c.done:
+				return
+			}
+			it.slot = true
 		}
 		c.inflight.Add(1)
 		select {
 		case c.items <- it:
 		case <-c.done:
-			<-c.s.outstanding
+			if slot {
+				<-c.s.outstanding
+			}
 			return
 		}
 		if !ok || closing {
@@ -316,6 +325,16 @@ func (c *conn) serve() {
 			buf = make([]byte, 0, 4096) // do not pin a large buffer
 		}
 	}
+}
+
+// takesSlot reports whether the item counts against the server's
+// outstanding request limit. As in ZooKeeper (ServerCnxn's
+// incrOutstandingAndCheckThrottle), requests with a special xid (pings,
+// auth, setWatches: xid <= 0) do not, so a client's pings are answered
+// while other clients' requests fill the limit. Writes always do: the
+// responder gives their slots back by count.
+func takesSlot(it *item) bool {
+	return it.xid > 0 || it.entry != nil
 }
 
 // readerSize is the size of a connection's read buffer: large enough that
@@ -395,11 +414,19 @@ func (c *conn) decode(frame []byte) (*item, bool) {
 		// token and keeps the connection.
 		it.reply = proto.AppendReplyFrame(nil, proto.ReplyHeader{Xid: h.Xid}, &nullToken{}) // zxid 0, as processSasl's
 		return it, true
-	case proto.OpCheck, proto.OpCreateSession, proto.OpError, proto.OpNotification:
+	case proto.OpCheck, proto.OpError, proto.OpNotification:
 		// Not valid as a request here: ZooKeeper answers UNIMPLEMENTED and
 		// closes the connection.
 		it.err, it.close = proto.ErrUnimplemented, true
 		return it, false
+	case proto.OpCreateSession:
+		// ZooKeeper takes createSession on an established connection to
+		// its pipeline, which cannot read a CreateSessionTxn from a
+		// client's (empty) body: MARSHALLINGERROR, connection kept.
+		// Paddock answers so whatever the body holds; it never re-creates
+		// the connection's session.
+		it.err = proto.ErrMarshallingError
+		return it, true
 	}
 	req, err := proto.DecodeRequest(h.Op, body)
 	if err != nil {
@@ -586,9 +613,11 @@ func (c *conn) respond() {
 					c.txns++
 					it.entry.Conn, it.entry.Seq = c.id, c.txns
 				}
-				call, err := c.s.proposeFor(c.s.ctx, it.entry, c, it, c.proposed)
+				call, err := c.s.proposeFor(connContext{c}, it.entry, c, it, c.proposed)
 				if err != nil {
-					c.log.Warn("closing connection: proposal failed", "op", it.op.String(), "err", err)
+					if !ready(c.done) {
+						c.log.Warn("closing connection: proposal failed", "op", it.op.String(), "err", err)
+					}
 					c.release(len(pend) + 1)
 					return
 				}
@@ -599,18 +628,18 @@ func (c *conn) respond() {
 				continue
 			}
 			if !c.awaitAll(pend) {
-				c.release(1) // it, which gets no reply
+				c.releaseItem(it) // it, which gets no reply
 				c.flushAll()
 				return
 			}
 			pend = pend[:0]
 			if it.op == proto.OpSync {
-				ctx, cancel := context.WithTimeout(c.s.ctx, time.Duration(c.timeout)*time.Millisecond)
+				ctx, cancel := context.WithTimeout(connContext{c}, time.Duration(c.timeout)*time.Millisecond)
 				err := c.s.syncBarrier(ctx)
 				cancel()
 				if err != nil {
 					c.log.Warn("closing connection: sync could not reach the leader", "err", err)
-					c.release(1)
+					c.releaseItem(it)
 					c.flushAll()
 					return
 				}
@@ -625,6 +654,23 @@ func (c *conn) respond() {
 			}
 		}
 	}
+}
+
+// connContext is a context done when its connection closes (the server's
+// shutdown closes every connection). The responder proposes and syncs
+// with it, so a closed connection's responder stops at once even when the
+// log is slow to take a proposal or the leader to answer: a resume of its
+// session waits for that (see Server.settle).
+type connContext struct{ c *conn }
+
+func (connContext) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (x connContext) Done() <-chan struct{}     { return x.c.done }
+func (connContext) Value(any) any               { return nil }
+func (x connContext) Err() error {
+	if ready(x.c.done) {
+		return context.Canceled
+	}
+	return nil
 }
 
 // ready reports whether ch is closed, without waiting.
@@ -858,10 +904,19 @@ func (c *conn) finishStats(it *item) {
 	c.stats.record(it, d, c.s.lastZxid())
 	c.s.stats.record(d)
 	c.s.metrics.request(it, d)
-	<-c.s.outstanding
+	c.releaseItem(it)
 }
 
-// release frees the outstanding slots of n items that will not be answered.
+// releaseItem frees the outstanding slot it holds, if any.
+func (c *conn) releaseItem(it *item) {
+	if it.slot {
+		it.slot = false
+		<-c.s.outstanding
+	}
+}
+
+// release frees the outstanding slots of n writes that will not be
+// answered (every write holds one).
 func (c *conn) release(n int) {
 	for i := 0; i < n; i++ {
 		<-c.s.outstanding
@@ -875,8 +930,13 @@ func (c *conn) answer(it *item) {
 		c.send(it.reply)
 	case it.err != proto.ErrOK || it.op == proto.OpPing:
 		hdr := proto.ReplyHeader{Xid: it.xid, Zxid: c.s.lastZxid(), Err: it.err}
-		if it.xid == proto.XidAuth {
+		switch {
+		case it.xid == proto.XidAuth:
 			hdr.Zxid = 0
+		case it.err == proto.ErrUnimplemented && it.close:
+			// ZooKeeper's UnimplementedRequestProcessor answers with the
+			// zxid of a request never given one: -1.
+			hdr.Zxid = -1
 		}
 		c.send(proto.AppendReplyFrame(make([]byte, 0, 20), hdr, nil))
 	case it.op == proto.OpAuth:
@@ -888,8 +948,8 @@ func (c *conn) answer(it *item) {
 
 // drainItems releases the outstanding slots of items never answered.
 func (c *conn) drainItems() {
-	for range c.items {
-		<-c.s.outstanding
+	for it := range c.items {
+		c.releaseItem(it)
 	}
 }
 
@@ -980,7 +1040,12 @@ func (c *conn) handshake(frame []byte, br *bufio.Reader) bool {
 		}
 		// ZooKeeper closes the session's current connection before it
 		// checks the password (processConnectRequest).
-		c.s.settle(req.SessionID, c.s.detach(req.SessionID))
+		if !c.s.settle(req.SessionID, c.s.detach(req.SessionID)) {
+			// The old connection may still propose a write, which must
+			// not apply after this connection's: the client tries again.
+			c.log.Warn("closing connection: the session's previous connection is still proposing", "session", fmt.Sprintf("0x%x", req.SessionID))
+			return false
+		}
 		c.s.mu.RLock()
 		ss := c.s.fsm.Session(req.SessionID)
 		valid := ss != nil && bytes.Equal(ss.Passwd, req.Passwd)
@@ -1062,15 +1127,20 @@ func (c *conn) responderDone() { c.respOnce.Do(func() { close(c.respDone) }) }
 // old connection proposes nothing more and the last write it proposed is
 // applied (or refused), so the session's earlier writes come before
 // anything the new connection does, as in ZooKeeper. The wait is bounded by
-// the handshake timeout.
-func (s *Server) settle(session int64, old *conn) {
+// the handshake timeout. It reports false if the old connection's
+// responder had not stopped by then: it may yet propose a write (its first
+// on that connection, say), which would apply after the new connection's
+// writes, so the session must not be resumed yet. A last write proposed
+// but not applied in time is no such risk: it is ahead of anything the new
+// connection proposes on this member.
+func (s *Server) settle(session int64, old *conn) bool {
 	t := time.NewTimer(s.cfg.HandshakeTimeout)
 	defer t.Stop()
 	if old != nil {
 		select {
 		case <-old.respDone:
 		case <-t.C:
-			return
+			return false
 		}
 	}
 	s.lastMu.Lock()
@@ -1082,4 +1152,5 @@ func (s *Server) settle(session int64, old *conn) {
 		case <-t.C:
 		}
 	}
+	return true
 }

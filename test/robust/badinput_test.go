@@ -284,7 +284,6 @@ func badAfterHandshake(t *testing.T, p *zktest.Process) {
 		{"unknown opcode 999", 999, &proto.GetDataRequest{Path: "/good"}},
 		{"unknown opcode 23", 23, nil},
 		{"unknown opcode -100", -100, nil},
-		{"createSession", proto.OpCreateSession, nil},
 		{"error", proto.OpError, nil},
 		{"notification", proto.OpNotification, nil},
 	}
@@ -295,8 +294,8 @@ func badAfterHandshake(t *testing.T, p *zktest.Process) {
 			t.Errorf("%s: %v", u.name, err)
 			continue
 		}
-		if hdr.Err != proto.ErrUnimplemented {
-			t.Errorf("%s: reply err %d (%v), want %d (Unimplemented)", u.name, hdr.Err, hdr.Err, proto.ErrUnimplemented)
+		if hdr.Err != proto.ErrUnimplemented || hdr.Zxid != -1 {
+			t.Errorf("%s: reply err %d (%v) zxid %d, want %d (Unimplemented) and zxid -1", u.name, hdr.Err, hdr.Err, hdr.Zxid, proto.ErrUnimplemented)
 		}
 		if _, err := c.expectClosed(ioTimeout); err != nil {
 			t.Errorf("%s: after the reply: %v", u.name, err)
