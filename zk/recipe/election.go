@@ -149,6 +149,15 @@ func (e *Election) Observe(ctx context.Context) <-chan LeaderInfo {
 	go func() {
 		defer close(ch)
 		s := newSignal()
+		// s watches the directory and the leader's node: leave no
+		// watcher behind.
+		var watched string // the leader's node
+		defer func() {
+			removeWatcher(e.conn, e.dir, s)
+			if watched != "" {
+				removeWatcher(e.conn, watched, s)
+			}
+		}()
 		first := true
 		var last LeaderInfo
 		for {
@@ -158,6 +167,10 @@ func (e *Election) Observe(ctx context.Context) <-chan LeaderInfo {
 				// (no permission, say) would fail again.
 				return
 			}
+			if watched != "" && watched != l.Node {
+				removeWatcher(e.conn, watched, s)
+			}
+			watched = l.Node
 			if first || l.Node != last.Node || !bytes.Equal(l.ID, last.ID) {
 				select {
 				case ch <- l:
@@ -177,10 +190,10 @@ func (e *Election) Observe(ctx context.Context) <-chan LeaderInfo {
 // LeaderLatch is a candidate that stays in an election until closed, as
 // Apache Curator's LeaderLatch: Start enters the election, Await waits for
 // leadership, IsLeader says whether it leads now. When leadership is lost
-// while the session lives on (a disconnection longer than the grace), the
-// latch enters the election again, at the back. When the session ends, the
-// latch stops and Await returns the session's error: make a new Conn and a
-// new latch.
+// while the session lives on (a disconnection longer than the grace), or its
+// node is deleted by someone else, the latch enters the election again, at
+// the back. When the session ends, the latch stops and Await returns the
+// session's error: make a new Conn and a new latch.
 type LeaderLatch struct {
 	e  *Election
 	id []byte
@@ -238,9 +251,33 @@ func (l *LeaderLatch) Start(ctx context.Context) error {
 func (l *LeaderLatch) run(bg context.Context, node string) {
 	defer close(l.done)
 	c := l.e.c
+	// reenter makes a new node, at the back of the election. The create is
+	// not cancelled by Close, so that a node made is never a node unknown.
+	reenter := func() bool {
+		var err error
+		node, err = create(context.WithoutCancel(bg), c.conn, join(c.dir, c.prefix), l.id, c.opts.acl, zk.ModeEphemeralSequential)
+		if err != nil {
+			l.stop(err)
+			return false
+		}
+		if bg.Err() != nil {
+			abandon(bg, c.conn, node)
+			l.stop(ErrClosed)
+			return false
+		}
+		return true
+	}
 	for {
 		held, err := c.awaitTurn(bg, node, true)
 		if !held {
+			if errors.Is(err, ErrNodeDeleted) && bg.Err() == nil {
+				// Someone deleted our node while we waited: stay in the
+				// election, as Curator's LeaderLatch does.
+				if !reenter() {
+					return
+				}
+				continue
+			}
 			abandon(bg, c.conn, node)
 			l.stop(err)
 			return
@@ -281,16 +318,8 @@ func (l *LeaderLatch) run(bg context.Context, node string) {
 			return
 		}
 		// Lost with the session alive: the monitor deleted the node.
-		// Enter again, at the back. The create is not cancelled by Close,
-		// so that a node made is never a node unknown.
-		node, err = create(context.WithoutCancel(bg), c.conn, join(c.dir, c.prefix), l.id, c.opts.acl, zk.ModeEphemeralSequential)
-		if err != nil {
-			l.stop(err)
-			return
-		}
-		if bg.Err() != nil {
-			abandon(bg, c.conn, node)
-			l.stop(ErrClosed)
+		// Enter again, at the back.
+		if !reenter() {
 			return
 		}
 	}

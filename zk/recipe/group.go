@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sort"
+	"sync"
 
 	"github.com/paddockhq/paddock/zk"
 )
@@ -36,6 +37,9 @@ func NewGroup(conn *zk.Conn, path string, opts ...Option) *Group {
 // Membership is this process's place in a group.
 type Membership struct {
 	h *hold
+
+	mu   sync.Mutex
+	left bool // a Leave succeeded
 }
 
 // Join adds a member with data to the group. The member stays until Leave,
@@ -66,8 +70,22 @@ func (m *Membership) Node() string { return m.h.node }
 func (m *Membership) Lost() <-chan struct{} { return m.h.lost }
 
 // Leave takes the member out of the group, retrying on connection loss
-// until ctx ends.
-func (m *Membership) Leave(ctx context.Context) error { return m.h.release(ctx, ErrNotHeld) }
+// until ctx ends. It returns ErrNotHeld when the member has left already.
+func (m *Membership) Leave(ctx context.Context) error {
+	m.mu.Lock()
+	left := m.left
+	m.mu.Unlock()
+	if left {
+		return ErrNotHeld
+	}
+	err := m.h.release(ctx, ErrNotHeld)
+	if err == nil {
+		m.mu.Lock()
+		m.left = true
+		m.mu.Unlock()
+	}
+	return err
+}
 
 // Members returns the members, in the order they joined.
 func (g *Group) Members(ctx context.Context) ([]Member, error) {

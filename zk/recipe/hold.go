@@ -84,12 +84,14 @@ func (h *hold) run() {
 	var (
 		graceT  *time.Timer
 		graceC  <-chan time.Time
+		graceAt time.Time // when graceT fires
 		retryC  <-chan time.Time
 		check   = true
 		backoff = 20 * time.Millisecond
 	)
 	away := func() {
 		if graceT == nil {
+			graceAt = time.Now().Add(h.grace)
 			graceT = time.NewTimer(h.grace)
 			graceC = graceT.C
 		}
@@ -104,9 +106,19 @@ func (h *hold) run() {
 	for {
 		if check {
 			check = false
+			// A call made while disconnected waits for a connection
+			// attempt: while away, wait no longer than the grace.
+			if h.conn.State() != zk.StateSyncConnected {
+				away()
+			}
+			cctx, cancel := h.ctx, context.CancelFunc(func() {})
+			if graceT != nil {
+				cctx, cancel = context.WithDeadline(h.ctx, graceAt)
+			}
 			// ExistsW both confirms the node and keeps w registered, so
 			// that w receives the session's state changes.
-			ok, _, err := h.conn.ExistsW(h.ctx, h.node, w)
+			ok, _, err := h.conn.ExistsW(cctx, h.node, w)
+			cancel()
 			switch {
 			case h.ctx.Err() != nil:
 				return

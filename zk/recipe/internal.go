@@ -249,11 +249,11 @@ func sweep(ctx context.Context, conn *zk.Conn, dir, own string, children []strin
 }
 
 // deleteNode deletes path, retrying on connection loss. A node that is
-// gone, or a session that is over (its ephemerals gone with it), is not an
-// error.
+// gone, or a session that is over (expired, closed or failed
+// authentication: its ephemerals go with it), is not an error.
 func deleteNode(ctx context.Context, conn *zk.Conn, path string) error {
 	err := zk.Retry(ctx, func(ctx context.Context) error { return conn.Delete(ctx, path, -1) })
-	if err == nil || errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrSessionExpired) || errors.Is(err, zk.ErrClosed) {
+	if err == nil || errors.Is(err, zk.ErrNoNode) || sessionOver(err) {
 		return nil
 	}
 	return err

@@ -216,6 +216,9 @@ func (c *TreeCache) run(ctx context.Context) {
 			defer removeWatcher(c.conn, c.root, q)
 		}
 	}
+	if !persistent {
+		defer c.removeOneTimeWatches(q)
+	}
 	c.mu.Lock()
 	c.usingPW = persistent
 	c.mu.Unlock()
@@ -271,6 +274,34 @@ func (c *TreeCache) run(ctx context.Context) {
 			}
 		}
 		c.notify()
+	}
+}
+
+// removeOneTimeWatches takes w's one-time watches out of the Conn (and the
+// server) on the root and every cached znode, all at once, so that a closed
+// cache leaves no watch behind.
+func (c *TreeCache) removeOneTimeWatches(w zk.Watcher) {
+	c.mu.RLock()
+	paths := make([]string, 0, len(c.nodes)+1)
+	paths = append(paths, c.root)
+	for p := range c.nodes {
+		if p != c.root {
+			paths = append(paths, p)
+		}
+	}
+	c.mu.RUnlock()
+	ctx, cancel := context.WithTimeout(context.Background(), c.conn.SessionTimeout())
+	defer cancel()
+	done := make(chan struct{}, len(paths)) // callbacks never block
+	for _, p := range paths {
+		c.conn.RemoveWatchesAsync(ctx, p, w, zk.WatcherAny, true, func(error) { done <- struct{}{} })
+	}
+	for range paths {
+		select {
+		case <-done:
+		case <-ctx.Done(): // the calls end with ctx; their callbacks may queue behind a slow watcher
+			return
+		}
 	}
 }
 
