@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/paddockhq/paddock/internal/config"
 	"github.com/paddockhq/paddock/internal/proto"
 	"github.com/paddockhq/paddock/internal/watch"
 )
@@ -73,6 +74,10 @@ func (s *Server) fourLetterWord(c *conn, cmd string, r *bufio.Reader) {
 		out = cmd + " is not executed because it is not in the whitelist.\n"
 	case !s.serving.Load() && needsServing(cmd):
 		out = notServing
+		if cmd == "hash" {
+			// DigestCommand prints it without println's newline.
+			out = strings.TrimSuffix(notServing, "\n")
+		}
 	default:
 		out = s.runFourLetterWord(cmd, r)
 	}
@@ -230,6 +235,56 @@ func (s *Server) writeConf(b *strings.Builder) {
 	fmt.Fprintf(b, "maxSessionTimeout=%d\n", s.cfg.MaxSessionTimeout.Milliseconds())
 	fmt.Fprintf(b, "clientPortListenBacklog=-1\n")
 	fmt.Fprintf(b, "serverId=%d\n", s.cfg.ServerID)
+	if !s.cfg.Standalone() {
+		s.writeQuorumConf(b)
+	}
+}
+
+// writeQuorumConf adds what QuorumZooKeeperServer.dumpConf prints for an
+// ensemble member: the limits, the election algorithm (always 3), this
+// member's ports and peer type (0 participant, 1 observer), then the
+// membership as QuorumMaj.toString prints it, which ends with the
+// configuration's version (Paddock's never changes: 0) and no newline.
+func (s *Server) writeQuorumConf(b *strings.Builder) {
+	fmt.Fprintf(b, "initLimit=%d\n", s.cfg.InitLimit)
+	fmt.Fprintf(b, "syncLimit=%d\n", s.cfg.SyncLimit)
+	b.WriteString("electionAlg=3\n")
+	var election, quorum []string
+	for _, srv := range s.cfg.Servers {
+		if srv.ID == s.cfg.ServerID {
+			for _, a := range srv.Addrs {
+				election = append(election, strconv.Itoa(a.ElectionPort))
+				quorum = append(quorum, strconv.Itoa(a.QuorumPort))
+			}
+		}
+	}
+	fmt.Fprintf(b, "electionPort=%s\n", strings.Join(election, "|"))
+	fmt.Fprintf(b, "quorumPort=%s\n", strings.Join(quorum, "|"))
+	fmt.Fprintf(b, "peerType=%d\n", int(s.cfg.PeerType))
+	b.WriteString("membership: \n")
+	for _, srv := range s.cfg.Servers {
+		addrs := slices.Clone(srv.Addrs)
+		slices.SortStableFunc(addrs, func(x, y config.PeerAddr) int { return strings.Compare(x.Host, y.Host) })
+		groups := make([]string, len(addrs))
+		for i, a := range addrs {
+			groups[i] = fmt.Sprintf("%s:%d:%d", delimitedHost(a.Host), a.QuorumPort, a.ElectionPort)
+		}
+		fmt.Fprintf(b, "server.%d=%s:%s", srv.ID, strings.Join(groups, "|"), srv.Role)
+		if srv.ClientPort != 0 {
+			fmt.Fprintf(b, ";%s:%d", delimitedHost(srv.ClientHost), srv.ClientPort)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("version=0")
+}
+
+// delimitedHost is a host as ZooKeeper's QuorumServer.delimitedHostString
+// prints it: an IPv6 literal in brackets.
+func delimitedHost(host string) string {
+	if strings.Contains(host, ":") {
+		return "[" + host + "]"
+	}
+	return host
 }
 
 func absPath(p string) string {
@@ -246,6 +301,16 @@ func absPath(p string) string {
 // connection running the command).
 func (s *Server) writeConnection(b *strings.Builder, ci connInfo, brief bool) {
 	d := s.connFields(ci, brief)
+	if !brief && d.lastOp == "NA" {
+		// connFields reads "NA" as "nothing answered" (lzxid -1), but a
+		// failed write leaves "NA" too, with the zxid of its answer.
+		cs := &ci.c.stats
+		cs.mu.Lock()
+		if cs.answered {
+			d.lastZxid = cs.lastZxid
+		}
+		cs.mu.Unlock()
+	}
 	fmt.Fprintf(b, " /%s[%d](queued=%d,recved=%d,sent=%d", ci.c.remote, d.interestOps,
 		d.queued, d.received, d.sent)
 	if brief {

@@ -155,8 +155,8 @@ func (s *Server) expiry(ci connInfo) time.Time {
 	cs := &ci.c.stats
 	last := cs.established
 	cs.mu.Lock()
-	if cs.lastResp.After(last) {
-		last = cs.lastResp
+	if cs.lastActive.After(last) {
+		last = cs.lastActive
 	}
 	cs.mu.Unlock()
 	timeout := s.cfg.HandshakeTimeout

@@ -4,6 +4,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/paddockhq/paddock/internal/proto"
 )
 
 // stats are the server-wide counters behind srvr, stat and mntr.
@@ -81,19 +83,63 @@ type connStats struct {
 	lastResp    time.Time
 	lastLatency int64
 	latency     latency
+	// lastActive is when the connection last answered a request. Unlike
+	// lastResp, crst leaves it: it places the connection in dump's expiry
+	// buckets, which ZooKeeper's stats reset does not move.
+	lastActive time.Time
+	// answered is set once a request is recorded, and cleared by crst: a
+	// failed write leaves lastOp "NA" as well, but with its zxid.
+	answered bool
 }
 
+// record accounts for an answered request as ZooKeeper's
+// FinalRequestProcessor does (updateStats). Auth and SASL packets, which
+// ZooKeeper answers in processPacket outside its request pipeline, change
+// no connection stats.
 func (cs *connStats) record(it *item, d time.Duration, zxid int64) {
+	now := time.Now()
+	if it.op == proto.OpAuth || it.op == proto.OpSASL {
+		cs.mu.Lock()
+		cs.lastActive = now
+		cs.mu.Unlock()
+		return
+	}
 	cs.latency.add(d)
 	cs.mu.Lock()
-	cs.lastOp = opAbbrev(it.op)
-	if it.xid > 0 {
+	cs.lastOp = lastOp(it)
+	if it.xid >= 0 { // special xids (ping, setWatches) are not the client's
 		cs.lastCxid = it.xid
 	}
-	cs.lastResp = time.Now()
+	cs.lastResp, cs.lastActive, cs.answered = now, now, true
 	cs.lastZxid = zxid
 	cs.lastLatency = d.Milliseconds()
 	cs.mu.Unlock()
+}
+
+// lastOp is the lop= of cons after it was answered. As in ZooKeeper, a
+// write other than multi that fails (ZooKeeper's error txn, thrown before
+// FinalRequestProcessor names the operation) leaves "NA".
+func lastOp(it *item) string {
+	err := it.err
+	if it.call != nil {
+		err = it.call.res.Err
+	}
+	if err != proto.ErrOK && failedWriteUnnamed(it.op) {
+		return "NA"
+	}
+	return opAbbrev(it.op)
+}
+
+// failedWriteUnnamed reports whether op is a write ZooKeeper's
+// PrepRequestProcessor turns into an error txn when it fails.
+func failedWriteUnnamed(op proto.OpCode) bool {
+	switch op {
+	case proto.OpCreate, proto.OpCreate2, proto.OpCreateTTL, proto.OpCreateContainer,
+		proto.OpDelete, proto.OpDeleteContainer, proto.OpSetData, proto.OpSetACL,
+		proto.OpCheck, proto.OpReconfig:
+		return true
+	}
+	return false
 }
 
 func (cs *connStats) reset() {
@@ -102,5 +148,6 @@ func (cs *connStats) reset() {
 	cs.latency.reset()
 	cs.mu.Lock()
 	cs.lastOp, cs.lastCxid, cs.lastZxid, cs.lastLatency = "NA", 0, 0, 0
+	cs.lastResp, cs.answered = time.Time{}, false
 	cs.mu.Unlock()
 }

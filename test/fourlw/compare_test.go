@@ -52,7 +52,8 @@ func (p *pair) words(t *testing.T, cmd string) (zkOut, pdOut string) {
 }
 
 // populate gives a server two sessions, nodes, ephemerals and one watch of
-// every kind, without firing any, and returns the sessions' labels.
+// every kind, without firing any, and a failed write and an auth packet as
+// the second session's last requests, and returns the sessions' labels.
 func populate(t *testing.T, addr string) sessionLabels {
 	t.Helper()
 	c1 := dialClient(t, addr, 30000)
@@ -72,6 +73,12 @@ func populate(t *testing.T, addr string) sessionLabels {
 	c2.create("/eph2", "e", ephemeral)
 	c2.must(proto.OpGetData, &proto.GetDataRequest{Path: "/app", Watch: true})
 	c2.must(proto.OpExists, &proto.ExistsRequest{Path: "/app/y", Watch: true})
+	// A write that fails (ZooKeeper's error txn: cons shows lop=NA), then
+	// an auth packet (answered outside the pipeline: lop stays).
+	if e := c2.do(proto.OpDelete, &proto.DeleteRequest{Path: "/missing", Version: -1}); e != proto.ErrNoNode {
+		t.Fatalf("%s: delete /missing: error %v, want NoNode", addr, e)
+	}
+	c2.auth("digest", "user:password")
 	return sessionLabels{c1.sessionID: "s1", c2.sessionID: "s2"}
 }
 
@@ -181,8 +188,8 @@ func (p *pair) checkPaddockCons(t *testing.T) {
 	for _, want := range []string{
 		`[1](queued=0,recved=10,sent=10,sid=0x<s1>,lop=ADDW,`,
 		`,to=30000,lcxid=0xa,`,
-		`[1](queued=0,recved=3,sent=3,sid=0x<s2>,lop=EXIS,`,
-		`,to=20000,lcxid=0x3,`,
+		`[1](queued=0,recved=5,sent=5,sid=0x<s2>,lop=NA,`,
+		`,to=20000,lcxid=0x4,`,
 		`[0](queued=0,recved=1,sent=0,sid=0x0,lop=NA,`,
 	} {
 		if !strings.Contains(text, want) {

@@ -24,6 +24,10 @@
 //   - ZooKeeper 3.8.0 counts a persistent recursive watch in both watch
 //     tables for zk_watch_count, Paddock (like 3.9) in one.
 //
+// TestCompareEnsembleConf compares conf on the members of an ensemble of
+// each (three voters and an observer), whose quorum keys and membership list
+// follow the standalone keys.
+//
 // Further tests run the real consumers against Paddock: Debian's
 // zkServer.sh status, kazoo's server_version (with /usr/bin/python3) and
 // go-zookeeper's FLWSrvr, FLWRuok and FLWCons.

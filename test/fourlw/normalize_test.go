@@ -110,7 +110,9 @@ var consValue = map[string]struct {
 	"est":    {regexp.MustCompile(`^\d{13}$`), "<ms>"},
 	"lcxid":  {regexp.MustCompile(`^0x[0-9a-f]+$`), "0x<cxid>"},
 	"lzxid":  {regexp.MustCompile(`^0x[0-9a-f]{1,15}$`), "0x<zxid>"},
-	"lresp":  {regexp.MustCompile(`^\d+$`), "<ms>"},
+	// lresp=0 (no response since the connection opened or since crst)
+	// stays as it is.
+	"lresp":  {regexp.MustCompile(`^[1-9]\d*$`), "<ms>"},
 	"llat":   {regexp.MustCompile(`^\d+$`), "<n>"},
 	"minlat": {regexp.MustCompile(`^\d+$`), "<n>"},
 	"avglat": {regexp.MustCompile(`^\d+$`), "<n>"},

@@ -101,3 +101,24 @@ func (c *rawClient) create(path string, data string, flags int32) {
 	c.t.Helper()
 	c.must(proto.OpCreate, &proto.CreateRequest{Path: path, Data: []byte(data), ACL: openACL, Flags: flags})
 }
+
+// auth sends an auth packet (xid -4), which ZooKeeper answers outside its
+// request pipeline, and fails unless it is accepted.
+func (c *rawClient) auth(scheme, auth string) {
+	c.t.Helper()
+	c.nc.SetDeadline(time.Now().Add(clientWait))
+	req := &proto.AuthPacket{Scheme: scheme, Auth: []byte(auth)}
+	if _, err := c.nc.Write(proto.AppendRequestFrame(nil, proto.XidAuth, proto.OpAuth, req)); err != nil {
+		c.t.Fatalf("%s: write auth: %v", c.addr, err)
+	}
+	frame, err := proto.ReadFrame(c.br, nil, maxFrame)
+	if err != nil {
+		c.t.Fatalf("%s: read auth reply: %v", c.addr, err)
+	}
+	d := proto.NewDecoder(frame)
+	var h proto.ReplyHeader
+	h.Decode(d)
+	if d.Err() != nil || h.Xid != proto.XidAuth || h.Err != proto.ErrOK {
+		c.t.Fatalf("%s: auth reply %+v, %v", c.addr, h, d.Err())
+	}
+}
