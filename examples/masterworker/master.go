@@ -81,9 +81,19 @@ func NewMaster(conn *zk.Conn, cfg MasterConfig) *Master {
 	}
 	m.log = m.log.With("master", cfg.ID)
 	m.masterWatcher = m.newWatcher(func(e zk.Event) {
-		if e.Type == zk.EventNodeDeleted && e.Path == masterPath {
+		if e.Path != masterPath {
+			return
+		}
+		switch e.Type {
+		case zk.EventNodeDeleted:
 			m.log.Info("/master deleted: running for master")
 			m.runForMaster()
+		case zk.EventNodeDataChanged:
+			// The one-time watch fired without the deletion: watch
+			// again, or the backup would miss it.
+			if !m.leading {
+				m.masterExists()
+			}
 		}
 	})
 	m.workersWatcher = m.newWatcher(func(e zk.Event) {
@@ -149,15 +159,18 @@ func (m *Master) runForMaster() {
 }
 
 // checkMaster reads /master to learn who holds it: after a connection
-// loss, the znode may be our own.
+// loss, the znode may be our own. Ours means our session's: /master may
+// hold our id and yet be an earlier process's (a master restarted with
+// the same id before its old session expired), which the book's random
+// server id rules out and a configured id does not.
 func (m *Master) checkMaster() {
-	m.conn.GetAsync(m.ctx, masterPath, nil, func(data []byte, _ *zk.Stat, err error) {
+	m.conn.GetAsync(m.ctx, masterPath, nil, func(_ []byte, stat *zk.Stat, err error) {
 		switch {
 		case errors.Is(err, zk.ErrConnectionLoss):
 			m.checkMaster()
 		case errors.Is(err, zk.ErrNoNode):
 			m.runForMaster()
-		case err == nil && string(data) == m.id:
+		case err == nil && stat.EphemeralOwner == m.conn.SessionID():
 			m.takeLeadership()
 		case err == nil:
 			m.setState(MasterNotElected)

@@ -82,8 +82,16 @@ func NewWorker(conn *zk.Conn, cfg WorkerConfig) *Worker {
 		}
 	})
 	w.registerWatcher = w.newWatcher(func(e zk.Event) {
-		if e.Type == zk.EventNodeDeleted {
+		switch e.Type {
+		case zk.EventNodeDeleted:
 			w.register()
+		case zk.EventNodeDataChanged:
+			// The other session's znode changed: the one-time watch
+			// fired without the deletion, so look and watch again, or
+			// the deletion would go unnoticed.
+			if !w.registered {
+				w.checkRegistration()
+			}
 		}
 	})
 	return w
