@@ -3,10 +3,18 @@ package datatool
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
 	"github.com/paddockhq/paddock/internal/storage"
+)
+
+// The storage functions that read a directory, variables so that tests can
+// make a file disappear at the moment a running server would.
+var (
+	listSnapshots = storage.ListSnapshots
+	scanWAL       = storage.ScanWAL
 )
 
 // Subdirectories a server keeps under dataDir and dataLogDir
@@ -89,4 +97,36 @@ func corruptLocation(err error) (path string, offset int64, ok bool) {
 		return ce.Path, ce.Offset, true
 	}
 	return "", 0, false
+}
+
+// vanished reports whether the file at path is gone. A running server
+// deletes the snapshots and WAL segments it no longer needs; it renames
+// each one first, then shrinks it under any reader that has it open
+// (storage's removeInSteps), so a tool that listed the file before reads
+// it short, or not at all: that is not damage.
+func vanished(path string) bool {
+	_, err := os.Lstat(path)
+	return errors.Is(err, fs.ErrNotExist)
+}
+
+// vanishedError says that path disappeared while the tool read it, which
+// made reading it fail with err.
+func vanishedError(path string, err error) error {
+	return fmt.Errorf("datatool: %s disappeared while being read (a running server removed it; run again): %v", path, err)
+}
+
+// explainVanished returns err, an error reading the file at path (or the
+// file a *storage.CorruptError names), as a vanishedError when that file is
+// gone, and err itself otherwise.
+func explainVanished(path string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if p, _, ok := corruptLocation(err); ok {
+		path = p
+	}
+	if path != "" && vanished(path) {
+		return vanishedError(path, err)
+	}
+	return err
 }

@@ -90,6 +90,9 @@ type SnapshotSummary struct {
 	Voters        []uint64 `json:"voters"`
 	Learners      []uint64 `json:"learners"`
 	ChecksumOK    bool     `json:"checksumOK"`
+	// Vanished is set when the file disappeared while being read (a
+	// running server purged it): it was not found damaged.
+	Vanished bool `json:"vanished,omitempty"`
 	// Error says why the file is unusable, when it is.
 	Error string `json:"error,omitempty"`
 	// Body is set when the checksum verified and the body decoded.
@@ -106,6 +109,10 @@ func InspectSnapshot(info storage.SnapshotInfo) (*SnapshotSummary, error) {
 	}
 	sr, err := storage.OpenSnapshot(info)
 	if err != nil {
+		if vanished(info.Path) {
+			s.Vanished = true
+			err = vanishedError(info.Path, err)
+		}
 		s.Error = err.Error()
 		return s, err
 	}
@@ -114,6 +121,12 @@ func InspectSnapshot(info storage.SnapshotInfo) (*SnapshotSummary, error) {
 	s.Voters, s.Learners = nonNil(sr.Meta.ConfState.Voters), nonNil(sr.Meta.ConfState.Learners)
 	body := sr.Body()
 	sum, err := SummarizeBody(body, body.Size())
+	if err != nil && vanished(info.Path) {
+		s.Vanished = true
+		err = vanishedError(info.Path, err)
+		s.Error = err.Error()
+		return s, err
+	}
 	if err != nil {
 		err = fmt.Errorf("snapshot %s: %w", info.Path, err)
 		s.Error = err.Error()
@@ -138,10 +151,13 @@ func (s *SnapshotSummary) WriteText(w io.Writer) error {
 	row("format", "%d", s.FormatVersion)
 	row("raft index", "%d", s.Index)
 	row("raft term", "%d", s.Term)
-	if s.ChecksumOK {
+	switch {
+	case s.ChecksumOK:
 		row("members", "voters %v, learners %v", s.Voters, s.Learners)
 		row("checksum", "ok")
-	} else {
+	case s.Vanished:
+		row("checksum", "not verified: the file disappeared while being read")
+	default:
 		row("checksum", "FAILED")
 	}
 	if sum := s.Body; sum != nil {
@@ -174,12 +190,15 @@ type DumpOptions struct {
 func DumpSnapshot(w io.Writer, info storage.SnapshotInfo, opts DumpOptions) error {
 	sr, err := storage.OpenSnapshot(info)
 	if err != nil {
-		return err
+		return explainVanished(info.Path, err)
 	}
 	defer sr.Close()
 	bw := bufio.NewWriterSize(w, 64<<10)
 	if err := dumpBody(bw, sr, opts); err != nil {
 		_ = bw.Flush()
+		if vanished(info.Path) {
+			return vanishedError(info.Path, err)
+		}
 		return fmt.Errorf("snapshot %s: %w", info.Path, err)
 	}
 	return bw.Flush()

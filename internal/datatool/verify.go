@@ -154,22 +154,30 @@ func Verify(dirs Dirs, opts VerifyOptions) (*VerifyReport, error) {
 	r := &VerifyReport{SnapDir: dirs.Snap, WALDir: dirs.WAL, Snapshots: []SnapshotCheck{}, Problems: []Problem{}, Warnings: []string{}}
 
 	// 1. Snapshots: every checksum; the newest valid one is replayed.
-	infos, err := storage.ListSnapshots(dirs.Snap)
+	listed, err := listSnapshots(dirs.Snap)
 	if err != nil {
 		return nil, err
 	}
+	var infos []storage.SnapshotInfo
 	base := -1 // index into infos of the snapshot to replay from
-	for i, info := range infos {
+	for _, info := range listed {
 		c := SnapshotCheck{Path: info.Path, Index: info.Index, Term: info.Term}
 		sr, err := storage.OpenSnapshot(info)
-		if err != nil {
+		switch {
+		case err != nil && vanished(info.Path):
+			// Purged by a running server since the listing: no longer
+			// part of the data.
+			r.Warnings = append(r.Warnings, fmt.Sprintf("snapshot %s disappeared while being checked (a running server purged it)", info.Path))
+			continue
+		case err != nil:
 			c.Error = err.Error()
 			r.problemFromError(err)
-		} else {
+		default:
 			_ = sr.Close()
 			c.OK = true
-			base = i
+			base = len(infos)
 		}
+		infos = append(infos, info)
 		r.Snapshots = append(r.Snapshots, c)
 	}
 	if base >= 0 && base < len(infos)-1 {
@@ -189,7 +197,7 @@ func Verify(dirs Dirs, opts VerifyOptions) (*VerifyReport, error) {
 	r.WAL = wc
 	var ents []walEntry
 	last, curSeg, started, gap := uint64(0), "", false, false
-	segs, torn, err := storage.ScanWAL(dirs.WAL, func(rec *storage.WALRecord) error {
+	segs, torn, err := scanWAL(dirs.WAL, func(rec *storage.WALRecord) error {
 		wc.Records++
 		if rec.Segment.Path != curSeg {
 			curSeg = rec.Segment.Path
@@ -244,7 +252,10 @@ func Verify(dirs Dirs, opts VerifyOptions) (*VerifyReport, error) {
 	if len(segs) > 0 {
 		wc.First = segs[0].FirstIndex
 	}
-	if err != nil {
+	if path, _, ok := corruptLocation(err); ok && vanished(path) {
+		// Released by a running server and shrunk while being read.
+		r.problem(path, -1, 0, "disappeared while being read (a running server released it); run again")
+	} else if err != nil {
 		r.problemFromError(err)
 	}
 	if torn != nil {
@@ -296,17 +307,17 @@ func replay(r *VerifyReport, snap storage.SnapshotInfo, has bool, ents []walEntr
 		res.Snapshot, res.SnapshotIndex = snap.Path, snap.Index
 		sr, err := storage.OpenSnapshot(snap)
 		if err != nil {
-			r.problemFromError(err)
+			r.problemFromError(explainVanished(snap.Path, err))
 			return nil
 		}
 		data, err := io.ReadAll(sr.Body())
 		_ = sr.Close()
 		if err != nil {
-			r.problem(snap.Path, -1, 0, "reading: %v", err)
+			r.problem(snap.Path, -1, 0, "reading: %v", explainVanished(snap.Path, err))
 			return nil
 		}
 		if err := m.Restore(data); err != nil {
-			r.problem(snap.Path, -1, 0, "the checksum verifies but the state does not restore: %v", err)
+			r.problem(snap.Path, -1, 0, "the checksum verifies but the state does not restore: %v", explainVanished(snap.Path, err))
 			return nil
 		}
 		if m.AppliedIndex() != snap.Index {

@@ -48,7 +48,7 @@ func DumpWAL(w io.Writer, dir string, opts WALDumpOptions) (WALDumpResult, error
 	started := opts.From == 0
 	seg := ""
 	var b strings.Builder
-	_, torn, err := storage.ScanWAL(dir, func(r *storage.WALRecord) error {
+	segs, torn, err := scanWAL(dir, func(r *storage.WALRecord) error {
 		if !started {
 			if r.Kind != storage.RecordEntry || r.Entry.Index < opts.From {
 				return nil
@@ -85,6 +85,10 @@ func DumpWAL(w io.Writer, dir string, opts WALDumpOptions) (WALDumpResult, error
 	if errors.Is(err, errLimit) {
 		err = nil
 		torn = nil
+	}
+	err = explainVanished("", err)
+	if err == nil && len(segs) == 0 {
+		err = fmt.Errorf("datatool: no WAL segments in %s (give the server's dataLogDir, or its wal directory)", dir)
 	}
 	res.Torn = torn
 	if err == nil && torn != nil {
