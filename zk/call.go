@@ -39,10 +39,11 @@ type call struct {
 	cb   func()        // asynchronous calls: queued for delivery on completion
 
 	// then holds the callbacks of asynchronous calls that failed before
-	// being sent while this one was the Conn's last asynchronous call in
-	// flight: they are queued right after cb, in request order. Guarded
-	// by the Conn's mutex.
-	then []func()
+	// being sent while this one was the Conn's last asynchronous call (or
+	// auth call) in flight: each is queued right after cb, in request
+	// order, once the other call it may also wait for has completed.
+	// Guarded by the Conn's mutex.
+	then []*deferredCallback
 
 	ch chan struct{} // done's channel, kept when the call is recycled
 }
@@ -185,7 +186,11 @@ func (c *Conn) submit(cl *call) {
 	c.assignXidLocked(cl)
 	c.outq = append(c.outq, cl)
 	if cl.cb != nil {
-		c.lastAsync = cl
+		if cl.op == proto.OpAuth {
+			c.lastAuth = cl
+		} else {
+			c.lastAsync = cl
+		}
 	}
 	c.mu.Unlock()
 	select {
@@ -246,8 +251,13 @@ func (c *Conn) finish(cl *call, err error) {
 		if c.lastAsync == cl {
 			c.lastAsync = nil
 		}
-		for _, f := range cl.then {
-			c.events.push(f)
+		if c.lastAuth == cl {
+			c.lastAuth = nil
+		}
+		for _, d := range cl.then {
+			if d.wait--; d.wait == 0 {
+				c.events.push(d.f)
+			}
 		}
 		cl.then = nil
 		c.mu.Unlock()
@@ -275,15 +285,30 @@ func (c *Conn) failEarly(cl *call, err error) {
 // before it was sent (a bad argument, a ctx already done, a Conn closing),
 // behind the callbacks of the asynchronous calls still in flight, so that
 // callbacks run in request order. Calls complete in order, so the last
-// asynchronous call in flight completes after all the others.
+// asynchronous call in flight completes after all the others; auth packets
+// are the exception (a ZooKeeper server answers them as they arrive, ahead
+// of the requests before them), so f waits for the last auth call in flight
+// too.
 func (c *Conn) failAsync(f func()) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if last := c.lastAsync; last != nil {
-		last.then = append(last.then, f)
-		return
+	d := &deferredCallback{f: f}
+	for _, last := range [...]*call{c.lastAsync, c.lastAuth} {
+		if last != nil {
+			last.then = append(last.then, d)
+			d.wait++
+		}
 	}
-	c.events.push(f)
+	if d.wait == 0 {
+		c.events.push(f)
+	}
+}
+
+// deferredCallback is the callback of an asynchronous call that failed
+// before being sent, waiting for the asynchronous calls made before it.
+type deferredCallback struct {
+	f    func()
+	wait int // calls still to complete before f is queued
 }
 
 // do submits cl and waits for it. Cancelling ctx abandons the wait, not the

@@ -40,6 +40,7 @@ type Conn struct {
 	outq      []*call // submitted, not written yet
 	pending   []*call // written, waiting for a reply, in xid order
 	lastAsync *call   // the last asynchronous call submitted, until it completes
+	lastAuth  *call   // the last asynchronous auth call submitted, likewise
 	authq     []*call // auth packets written, waiting for their reply
 	auth      []authInfo
 	watches   registry
@@ -102,7 +103,7 @@ func Connect(ctx context.Context, connectString string, opts ...Option) (*Conn, 
 		if lastErr == nil {
 			lastErr = errors.New("no attempt finished")
 		}
-		return nil, fmt.Errorf("%w %s: %w (last error: %v)", ErrNoServer, connectString, ctx.Err(), lastErr)
+		return nil, fmt.Errorf("%w %s: %w (last error: %w)", ErrNoServer, connectString, ctx.Err(), lastErr)
 	}
 }
 
@@ -303,12 +304,16 @@ func (c *Conn) connectTimeout() time.Duration {
 func (c *Conn) failAttempt(err error) {
 	c.mu.Lock()
 	c.lastErr = err
+	lost := error(ErrConnectionLoss)
+	if c.closing {
+		lost = ErrClosed // Close fails the calls still waiting with ErrClosed
+	}
 	q := c.outq
 	c.outq = nil
 	c.mu.Unlock()
 	for _, cl := range q {
 		releaseFrame(cl.frame)
-		c.finish(cl, ErrConnectionLoss)
+		c.finish(cl, lost)
 	}
 }
 

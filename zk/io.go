@@ -35,14 +35,7 @@ func (c *Conn) handshake(addr string) (net.Conn, *proto.ConnectResponse, error) 
 	stop := context.AfterFunc(ctx, func() { raw.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
 	if c.cfg.tls != nil {
-		cfg := c.cfg.tls
-		if cfg.ServerName == "" {
-			cfg = cfg.Clone()
-			if host, _, err := net.SplitHostPort(addr); err == nil {
-				cfg.ServerName = host
-			}
-		}
-		tc := tls.Client(nc, cfg)
+		tc := tls.Client(nc, c.tlsConfig(addr))
 		if err := tc.HandshakeContext(ctx); err != nil {
 			nc.Close()
 			return nil, nil, fmt.Errorf("tls: %w", err)
@@ -88,6 +81,19 @@ func (c *Conn) handshake(addr string) (net.Conn, *proto.ConnectResponse, error) 
 	}
 	nc.SetDeadline(time.Time{})
 	return nc, &resp, nil
+}
+
+// tlsConfig returns the TLS configuration for a connection to addr: the
+// configured one, with addr's host as ServerName when it names none.
+func (c *Conn) tlsConfig(addr string) *tls.Config {
+	cfg := c.cfg.tls
+	if cfg.ServerName == "" {
+		cfg = cfg.Clone()
+		if host, _, err := net.SplitHostPort(addr); err == nil {
+			cfg.ServerName = host
+		}
+	}
+	return cfg
 }
 
 // serve runs an established connection: the reader on its own goroutine,
@@ -170,6 +176,16 @@ func (c *Conn) serve(nc net.Conn, addr string, resp *proto.ConnectResponse) {
 	// Closing or refused credentials end the session: no Disconnected
 	// event before the final one, as in ZooKeeper's client.
 	final := c.closing || c.authFail
+	// The calls still waiting fail as ZooKeeper's client fails them
+	// (conLossPacket): with the end of the session when it is over, so
+	// that nobody retries them on a Conn that will not reconnect.
+	var lost error = ErrConnectionLoss
+	switch {
+	case c.authFail:
+		lost = ErrAuthFailed
+	case c.closing:
+		lost = ErrClosed
+	}
 	c.state = StateDisconnected
 	calls := c.takeCallsLocked()
 	watchers = c.stateWatchersLocked()
@@ -178,7 +194,7 @@ func (c *Conn) serve(nc net.Conn, addr string, resp *proto.ConnectResponse) {
 		c.log.Info("zk: disconnected", "server", addr, "err", err)
 	}
 	for _, cl := range calls {
-		c.finish(cl, ErrConnectionLoss)
+		c.finish(cl, lost)
 	}
 	if !final {
 		c.deliverState(StateDisconnected, watchers)
@@ -310,6 +326,16 @@ func (c *Conn) probeRW() <-chan string {
 		defer nc.Close()
 		deadline, _ := ctx.Deadline()
 		nc.SetDeadline(deadline)
+		if c.cfg.tls != nil {
+			// A secure port speaks TLS only, four-letter words included
+			// (ZooKeeper's client sends isro with its secure settings).
+			tc := tls.Client(nc, c.tlsConfig(addr))
+			if err := tc.HandshakeContext(ctx); err != nil {
+				out <- ""
+				return
+			}
+			nc = tc
+		}
 		buf := make([]byte, 2)
 		if _, err := nc.Write([]byte("isro")); err == nil {
 			if n, _ := io.ReadFull(nc, buf); n == 2 && string(buf) == "rw" {

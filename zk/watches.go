@@ -52,10 +52,14 @@ type registry struct {
 	kinds [numWatchKinds]map[string][]Watcher
 }
 
-// comparable reports whether w can be compared with ==; watchers of other
-// types (such as WatcherFunc) are never merged.
+// comparableWatcher reports whether w can be compared with == without a
+// panic; other watchers (WatcherFunc values, and values of a comparable
+// type that hold one, such as a struct with a Watcher field) are never
+// merged. The value is checked, not only its type: == on a struct or array
+// compares the dynamic values of its interface fields, and panics on those
+// that are not comparable.
 func comparableWatcher(w Watcher) bool {
-	return reflect.TypeOf(w).Comparable()
+	return reflect.ValueOf(w).Comparable()
 }
 
 func containsWatcher(ws []Watcher, w Watcher) bool {
