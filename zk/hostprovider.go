@@ -2,6 +2,7 @@ package zk
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"net"
 	"sync"
@@ -35,8 +36,11 @@ type StaticHostProvider struct {
 	tried int // attempts since the last Connected
 }
 
+// errNoHosts is what a host provider made over no addresses returns.
+var errNoHosts = errors.New("zk: host provider has no addresses")
+
 // NewStaticHostProvider returns a provider over addrs ("host:port"),
-// shuffled.
+// shuffled. Over no addresses, its Next fails.
 func NewStaticHostProvider(addrs []string) *StaticHostProvider {
 	a := append([]string(nil), addrs...)
 	rand.Shuffle(len(a), func(i, j int) { a[i], a[j] = a[j], a[i] })
@@ -47,6 +51,9 @@ func NewStaticHostProvider(addrs []string) *StaticHostProvider {
 func (p *StaticHostProvider) Next(context.Context) (string, bool, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if len(p.addrs) == 0 {
+		return "", true, errNoHosts
+	}
 	addr := p.addrs[p.next]
 	p.next = (p.next + 1) % len(p.addrs)
 	p.tried++
@@ -133,6 +140,9 @@ func (p *DNSHostProvider) resolve(ctx context.Context) ([]string, error) {
 		}
 	}
 	if len(out) == 0 {
+		if lastErr == nil {
+			lastErr = errNoHosts // no names at all
+		}
 		return nil, lastErr
 	}
 	rand.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })

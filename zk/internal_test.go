@@ -387,3 +387,19 @@ func TestInternalPingInterval(t *testing.T) {
 		}
 	}
 }
+
+// TestInternalHostProvidersWithoutAddresses: providers made over no
+// addresses fail Next with an error; they panicked (index out of range,
+// modulo by zero).
+func TestInternalHostProvidersWithoutAddresses(t *testing.T) {
+	for name, p := range map[string]HostProvider{
+		"static": NewStaticHostProvider(nil),
+		"dns":    NewDNSHostProvider(nil, nil),
+	} {
+		for i := range 2 {
+			if addr, _, err := p.Next(context.Background()); err == nil {
+				t.Errorf("%s: Next #%d = %q, want an error", name, i+1, addr)
+			}
+		}
+	}
+}
