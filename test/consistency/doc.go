@@ -18,7 +18,8 @@
 //     connection loss or a timeout has an unknown outcome: it may take
 //     effect at any time after its call, or never (what the history itself
 //     settles about such writes is settled first, see resolveUnknown). The
-//     final state, read through every member, closes the history;
+//     final state, read through every member, closes the history. A
+//     history porcupine cannot decide in time fails: it was not checked;
 //   - sessions never go back in time (monotonic_test.go): reads without Sync
 //     never see a version of a key lower than one the session saw before or
 //     wrote, and a session's write gets a version above all it saw;
@@ -35,6 +36,11 @@
 //     the predecessor only, and a holder that gives the lock up as soon as
 //     its session reports Disconnected: never two holders, under the nemesis
 //     and when a holder's member freezes for longer than its session timeout.
+//
+// Each checker is also fed hand-made histories, good and bad
+// (checkers_test.go, model_test.go), so that it is known to be able to
+// fail; and each fault test fails when its workload did too little to
+// tell anything.
 //
 // The nemesis and the clients draw from random sources seeded by -seed (a
 // new seed each run by default); every test that uses them logs its seed.

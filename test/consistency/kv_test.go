@@ -298,42 +298,17 @@ func readAll(t *testing.T, e *env, member, client int, clk clock) []porcupine.Op
 // visualization, with the nemesis' faults, and fails t with its path.
 func checkKV(t *testing.T, ops []porcupine.Operation, faults []nemesisEvent) {
 	t.Helper()
-	var end int64
-	for _, op := range ops {
-		end = max(end, op.Call, op.Return)
-	}
-	ops = resolveUnknown(ops)
-	var unknown, reads, writes int
-	for i := range ops {
-		if ops[i].Return == unknownReturn {
-			ops[i].Return = end + 1 // may have taken effect at any time after its call
-			if ops[i].Output.(kvOutput).result == resUnknown {
-				unknown++
-			}
-		}
-		if ops[i].Input.(kvInput).op == opRead {
-			reads++
-		} else {
-			writes++
-		}
-	}
+	c := checkKVHistory(ops, 30*time.Second)
 	t.Logf("history: %d operations (%d reads, %d writes of which %d of unknown outcome), %d faults",
-		len(ops), reads, writes, unknown, len(faults))
-	timeout := 30 * time.Second
-	start := time.Now()
-	res, info := porcupine.CheckOperationsVerbose(kvModel.ToModel(), ops, timeout)
-	t.Logf("porcupine: %s in %v", res, time.Since(start).Round(time.Millisecond))
-	switch res {
-	case porcupine.Ok:
+		len(c.ops), c.reads, c.writes, c.unknown, len(faults))
+	t.Logf("porcupine: %s in %v", c.result, c.took.Round(time.Millisecond))
+	err := c.err()
+	if err == nil {
 		return
-	case porcupine.Unknown:
-		// No violation found, none proved absent: the search gave up,
-		// which writes of unknown outcome that resolveUnknown cannot
-		// settle make possible. Logged with the history, not failed.
-		t.Logf("porcupine could not decide within %v", timeout)
-	case porcupine.Illegal:
-		t.Errorf("history is not linearizable")
-		for _, line := range explainKV(ops) {
+	}
+	t.Error(err)
+	if c.result == porcupine.Illegal {
+		for _, line := range explainKV(c.ops) {
 			t.Error(line)
 		}
 	}
@@ -341,14 +316,67 @@ func checkKV(t *testing.T, ops []porcupine.Operation, faults []nemesisEvent) {
 	for _, f := range faults {
 		notes = append(notes, porcupine.Annotation{Tag: "nemesis", Start: f.start, End: f.end, Description: f.what})
 	}
-	info.AddAnnotations(notes)
+	c.info.AddAnnotations(notes)
 	dir := artifactDir(t)
-	writeHistory(t, filepath.Join(dir, "history.txt"), ops)
+	writeHistory(t, filepath.Join(dir, "history.txt"), c.ops)
 	p := filepath.Join(dir, "linearizability.html")
-	if err := porcupine.VisualizePath(kvModel.ToModel(), info, p); err != nil {
+	if err := porcupine.VisualizePath(kvModel.ToModel(), c.info, p); err != nil {
 		t.Fatalf("writing the visualization: %v", err)
 	}
 	t.Logf("visualization: %s", p)
+}
+
+// kvCheck is what checkKVHistory found.
+type kvCheck struct {
+	ops                    []porcupine.Operation // as checked: unknown outcomes settled, every return set
+	reads, writes, unknown int                   // unknown: writes left of unknown outcome
+	timeout, took          time.Duration
+	result                 porcupine.CheckResult
+	info                   porcupine.LinearizationInfo
+}
+
+// checkKVHistory settles what it can of the writes of unknown outcome
+// (resolveUnknown), gives the others a return after everything else (they
+// may take effect at any time after their call), and checks the history
+// with porcupine, for at most timeout.
+func checkKVHistory(ops []porcupine.Operation, timeout time.Duration) kvCheck {
+	var end int64
+	for _, op := range ops {
+		end = max(end, op.Call, op.Return)
+	}
+	c := kvCheck{ops: resolveUnknown(ops), timeout: timeout}
+	for i := range c.ops {
+		if c.ops[i].Return == unknownReturn {
+			c.ops[i].Return = end + 1 // may have taken effect at any time after its call
+			if c.ops[i].Output.(kvOutput).result == resUnknown {
+				c.unknown++
+			}
+		}
+		if c.ops[i].Input.(kvInput).op == opRead {
+			c.reads++
+		} else {
+			c.writes++
+		}
+	}
+	start := time.Now()
+	c.result, c.info = porcupine.CheckOperationsVerbose(kvModel.ToModel(), c.ops, timeout)
+	c.took = time.Since(start)
+	return c
+}
+
+// err says what is wrong with the history, or returns nil.
+func (c kvCheck) err() error {
+	switch c.result {
+	case porcupine.Ok:
+		return nil
+	case porcupine.Illegal:
+		return errors.New("history is not linearizable")
+	default:
+		// No violation found, none proved absent: the search gave up,
+		// which writes of unknown outcome that resolveUnknown cannot
+		// settle make possible. A history left unchecked must not pass.
+		return fmt.Errorf("porcupine could not decide within %v: the history is not checked", c.timeout)
+	}
 }
 
 // explainKV looks for the plainest anomalies of a history that porcupine
@@ -421,16 +449,26 @@ func writeHistory(t *testing.T, path string, ops []porcupine.Operation) {
 //     resApplied, applied at some time after its call;
 //   - when every version of a key up to the last is accounted for, made by
 //     an acknowledged write or holding a value written by one applied,
-//     none of the others was applied, and they are left out.
+//     and every refused compare-and-set of the key returned before a read
+//     of it began, none of the others was applied, and they are left out.
 //
 // Leaving an operation of unknown outcome out never hides a violation:
-// such an operation can always be put last, applied or not.
+// such an operation can always be put last, applied or not. On a key whose
+// versions are all accounted for, an unread write of unknown outcome can
+// only have made a version above the last, after every read and every
+// acknowledged write; only a refused compare-and-set could come after it
+// and need it (to move the version off the one it expected), which a
+// later read rules out: so leaving it out does not make a linearizable
+// history look otherwise.
 func resolveUnknown(ops []porcupine.Operation) []porcupine.Operation {
 	read := map[int64]bool{}
 	made := make([]map[int32]bool, kvKeys) // versions made by acknowledged writes, or seen
 	top := make([]int32, kvKeys)
+	lastRead := make([]int64, kvKeys)    // latest call of a read, per key
+	lastRefused := make([]int64, kvKeys) // latest return of a refused compare-and-set, per key
 	for k := range made {
 		made[k] = map[int32]bool{}
+		lastRead[k], lastRefused[k] = -1, -1
 	}
 	for _, op := range ops {
 		in, out := op.Input.(kvInput), op.Output.(kvOutput)
@@ -439,15 +477,18 @@ func resolveUnknown(ops []porcupine.Operation) []porcupine.Operation {
 			read[out.value] = true
 			made[in.key][out.version] = true
 			top[in.key] = max(top[in.key], out.version)
+			lastRead[in.key] = max(lastRead[in.key], op.Call)
 		case out.result == resOK:
 			made[in.key][out.version] = true
 			top[in.key] = max(top[in.key], out.version)
+		case out.result == resBadVersion:
+			lastRefused[in.key] = max(lastRefused[in.key], op.Return)
 		}
 	}
 	complete := make([]bool, kvKeys)
 	for k := range complete {
-		complete[k] = true
-		for v := int32(1); v <= top[k]; v++ {
+		complete[k] = lastRefused[k] < 0 || lastRead[k] > lastRefused[k]
+		for v := int32(1); complete[k] && v <= top[k]; v++ {
 			if !made[k][v] {
 				complete[k] = false
 				break

@@ -137,6 +137,16 @@ func TestResolveUnknown(t *testing.T) {
 			{Call: 0, Return: 10, Input: kvInput{op: opWrite, value: 8}, Output: kvOutput{version: 1}},
 			{Call: 10, Return: 20, Input: kvInput{op: opRead}, Output: kvOutput{value: 8, version: 1}},
 		}, []kvResult{resOK}},
+		{"a refused compare-and-set no read follows: kept", []porcupine.Operation{
+			{Call: 0, Return: unknown, Input: kvInput{op: opWrite, value: 7}, Output: lost},
+			{Call: 0, Return: 10, Input: kvInput{op: opRead}, Output: kvOutput{value: 0, version: 0}},
+			{Call: 10, Return: 20, Input: kvInput{op: opCAS, version: 0, value: 8}, Output: kvOutput{result: resBadVersion}},
+		}, []kvResult{resUnknown, resBadVersion}},
+		{"a refused compare-and-set a read follows: left out", []porcupine.Operation{
+			{Call: 0, Return: unknown, Input: kvInput{op: opWrite, value: 7}, Output: lost},
+			{Call: 10, Return: 20, Input: kvInput{op: opCAS, version: 1, value: 8}, Output: kvOutput{result: resBadVersion}},
+			{Call: 30, Return: 40, Input: kvInput{op: opRead}, Output: kvOutput{value: 0, version: 0}},
+		}, []kvResult{resBadVersion}},
 		{"a version nobody explains: kept", []porcupine.Operation{
 			{Call: 0, Return: unknown, Input: kvInput{op: opWrite, value: 7}, Output: lost},
 			{Call: 10, Return: 20, Input: kvInput{op: opWrite, value: 8}, Output: kvOutput{version: 2}},

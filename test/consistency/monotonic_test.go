@@ -39,7 +39,7 @@ func (c *monoClient) run(ctx context.Context) {
 			conn.Close()
 		}
 	}()
-	var seen [monoKeys]int32 // highest version this session has seen, or written, per key
+	var order sessionOrder
 	for ctx.Err() == nil {
 		if conn == nil {
 			dctx, cancel := context.WithTimeout(ctx, callTimeout)
@@ -51,7 +51,7 @@ func (c *monoClient) run(ctx context.Context) {
 				continue
 			}
 			c.sessions++
-			seen = [monoKeys]int32{}
+			order = sessionOrder{}
 		}
 		key := c.rng.IntN(monoKeys)
 		cctx, cancel := context.WithTimeout(ctx, callTimeout)
@@ -61,22 +61,18 @@ func (c *monoClient) run(ctx context.Context) {
 			st, err = conn.Set(cctx, monoPath(key), []byte(fmt.Sprintf("c%d", c.id)), -1)
 			if err == nil {
 				c.writes++
-				if st.Version <= seen[key] {
-					c.violate("%s: own write got version %d, but the session had already seen version %d (server %s)",
-						monoPath(key), st.Version, seen[key], conn.Server())
+				if v := order.wrote(key, st.Version); v != "" {
+					c.violate("%s (server %s)", v, conn.Server())
 				}
-				seen[key] = max(seen[key], st.Version)
 			}
 		} else {
 			var st *zk.Stat
 			_, st, err = conn.Get(cctx, monoPath(key))
 			if err == nil {
 				c.reads++
-				if st.Version < seen[key] {
-					c.violate("%s: read version %d after the session had seen or written version %d (server %s)",
-						monoPath(key), st.Version, seen[key], conn.Server())
+				if v := order.read(key, st.Version); v != "" {
+					c.violate("%s (server %s)", v, conn.Server())
 				}
-				seen[key] = max(seen[key], st.Version)
 			}
 		}
 		cancel()
@@ -89,4 +85,33 @@ func (c *monoClient) run(ctx context.Context) {
 
 func (c *monoClient) violate(format string, args ...any) {
 	c.violations = append(c.violations, fmt.Sprintf("%s client %d: ", fmtNs(c.clock.now()), c.id)+fmt.Sprintf(format, args...))
+}
+
+// sessionOrder is what one session has seen: the highest version of each
+// key it read or wrote. Its methods record an observation and describe the
+// violation it is, if any.
+type sessionOrder struct {
+	seen [monoKeys]int32
+}
+
+// read records that the session read version of key without Sync: never
+// below a version it saw or wrote before.
+func (o *sessionOrder) read(key int, version int32) string {
+	prev := o.seen[key]
+	o.seen[key] = max(prev, version)
+	if version < prev {
+		return fmt.Sprintf("%s: read version %d after the session had seen or written version %d", monoPath(key), version, prev)
+	}
+	return ""
+}
+
+// wrote records that a write of the session made version of key: above
+// every version it saw before.
+func (o *sessionOrder) wrote(key int, version int32) string {
+	prev := o.seen[key]
+	o.seen[key] = max(prev, version)
+	if version <= prev {
+		return fmt.Sprintf("%s: own write got version %d, but the session had already seen version %d", monoPath(key), version, prev)
+	}
+	return ""
 }

@@ -92,27 +92,8 @@ func checkSeq(t *testing.T, e *env, clients []*seqClient) {
 		data := readData(t, conn, "/seq", names)
 		conn.Close()
 
-		present := map[string]string{} // name -> data
-		owner := map[string]string{}   // data -> name
-		for i, name := range names {
-			d := data[i]
-			present["/seq/"+name] = d
-			if prev, dup := owner[d]; dup {
-				t.Errorf("%v: data %q in both %s and %s: a create applied twice", m, d, prev, name)
-			}
-			owner[d] = name
-			if _, ok := acked["/seq/"+name]; !ok && !maybe[d] {
-				t.Errorf("%v: %s holds %q, which no create of unknown outcome wrote", m, name, d)
-			}
-		}
-		for name, d := range acked {
-			got, ok := present[name]
-			switch {
-			case !ok:
-				t.Errorf("%v: acknowledged create %s (%q) is missing", m, name, d)
-			case got != d:
-				t.Errorf("%v: acknowledged create %s holds %q, want %q", m, name, got, d)
-			}
+		for _, v := range seqViolations(acked, maybe, names, data) {
+			t.Errorf("%v: %s", m, v)
 		}
 		if first == nil {
 			first = names
@@ -120,6 +101,38 @@ func checkSeq(t *testing.T, e *env, clients []*seqClient) {
 			t.Errorf("%v lists %d children of /seq, member 1 %d: members differ", m, len(names), len(first))
 		}
 	}
+}
+
+// seqViolations checks the children of /seq one member lists (names, with
+// their data) against the creates: each acknowledged create is present
+// under its name with its data, no data is in two children (a create
+// applied twice), and every child was written by an acknowledged create
+// or one of unknown outcome (maybe, by data).
+func seqViolations(acked map[string]string, maybe map[string]bool, names, data []string) []string {
+	var out []string
+	present := map[string]string{} // name -> data
+	owner := map[string]string{}   // data -> name
+	for i, name := range names {
+		d := data[i]
+		present["/seq/"+name] = d
+		if prev, dup := owner[d]; dup {
+			out = append(out, fmt.Sprintf("data %q in both %s and %s: a create applied twice", d, prev, name))
+		}
+		owner[d] = name
+		if _, ok := acked["/seq/"+name]; !ok && !maybe[d] {
+			out = append(out, fmt.Sprintf("%s holds %q, which no create of unknown outcome wrote", name, d))
+		}
+	}
+	for name, d := range acked {
+		got, ok := present[name]
+		switch {
+		case !ok:
+			out = append(out, fmt.Sprintf("acknowledged create %s (%q) is missing", name, d))
+		case got != d:
+			out = append(out, fmt.Sprintf("acknowledged create %s holds %q, want %q", name, got, d))
+		}
+	}
+	return out
 }
 
 // readData reads the data of dir's children names, a batch per MultiRead.

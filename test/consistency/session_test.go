@@ -130,6 +130,24 @@ func ownedBy(t testing.TB, c *zk.Conn, path string, sid int64) error {
 	return nil
 }
 
+// checkExpiryTime checks when the ephemeral of a session that was opened
+// (its connect not yet sent) at opened, and cut off at cut, was seen
+// deleted: not before the session can have timed out, which is timeout
+// after the ensemble last heard from it, so after opened+timeout at the
+// earliest; and, as a new leader gives every session a whole timeout from
+// when it takes over and elections take well under a timeout, at most
+// three timeouts after the cut.
+func checkExpiryTime(opened, cut, deleted time.Time, timeout time.Duration) error {
+	if lower := opened.Add(timeout); deleted.Before(lower) {
+		return fmt.Errorf("ephemeral deleted %v after the session was opened (%v after the cut): before it can have timed out (%v)",
+			deleted.Sub(opened), deleted.Sub(cut), timeout)
+	}
+	if upper := cut.Add(3 * timeout); deleted.After(upper) {
+		return fmt.Errorf("ephemeral deleted %v after the cut, later than %v", deleted.Sub(cut), upper.Sub(cut))
+	}
+	return nil
+}
+
 // leaderAndFollowers returns the leader and the other members.
 func leaderAndFollowers(t *testing.T, e *env) (*paddocktest.Member, []*paddocktest.Member) {
 	t.Helper()
@@ -188,6 +206,7 @@ func TestCutClientExpiresOnce(t *testing.T) {
 			}
 
 			d := &cutDialer{}
+			opened := time.Now()
 			victim, err := e.dialOnly(callCtx(t), victimOn.ID(), zk.WithDialer(d.dial))
 			if err != nil {
 				t.Fatal(err)
@@ -202,10 +221,6 @@ func TestCutClientExpiresOnce(t *testing.T) {
 			cut := time.Now()
 			d.cutOff()
 
-			// The ensemble heard from the session last when the create
-			// was answered, at most a ping interval (a third of the
-			// timeout) before the cut.
-			lower := cut.Add(timeout * 2 / 3)
 			if !sleepCtx(t.Context(), timeout/4) {
 				t.Fatal(t.Context().Err())
 			}
@@ -215,13 +230,8 @@ func TestCutClientExpiresOnce(t *testing.T) {
 
 			deleted := events.wait(t, zk.EventNodeDeleted, eph, 0, 2*timeout+recoverTimeout).at
 			t.Logf("ephemeral deleted %v after the cut", deleted.Sub(cut).Round(time.Millisecond))
-			if deleted.Before(lower) {
-				t.Errorf("ephemeral deleted %v after the cut: before the session can have timed out (%v)", deleted.Sub(cut), lower.Sub(cut))
-			}
-			// A new leader gives every session a whole timeout from when
-			// it takes over; elections take well under a timeout.
-			if upper := cut.Add(3 * timeout); deleted.After(upper) {
-				t.Errorf("ephemeral deleted %v after the cut, later than %v", deleted.Sub(cut), upper.Sub(cut))
+			if err := checkExpiryTime(opened, cut, deleted, timeout); err != nil {
+				t.Error(err)
 			}
 
 			// Heal; the isolated member catches up. Then, seen from

@@ -87,12 +87,15 @@ func runWorkloads(t *testing.T, members int, duration time.Duration) {
 
 	t.Run("linearizable", func(t *testing.T) {
 		var ops []porcupine.Operation
-		okWrites, sessions := 0, 0
+		okWrites, reads, sessions := 0, 0, 0
 		for _, c := range kv {
 			ops = append(ops, c.ops...)
 			sessions += c.sessions
 			for _, op := range c.ops {
-				if op.Input.(kvInput).op != opRead && op.Output.(kvOutput).result == resOK {
+				switch {
+				case op.Input.(kvInput).op == opRead:
+					reads++
+				case op.Output.(kvOutput).result == resOK:
 					okWrites++
 				}
 			}
@@ -101,9 +104,9 @@ func runWorkloads(t *testing.T, members int, duration time.Duration) {
 		for i, m := range e.ens.Members() {
 			ops = append(ops, readAll(t, e, m.ID(), kvClients+i, clk)...)
 		}
-		t.Logf("%d sessions; %d writes acknowledged", sessions, okWrites)
-		if okWrites < 20 {
-			t.Errorf("only %d writes acknowledged: the workload made too little progress to tell anything", okWrites)
+		t.Logf("%d sessions; %d writes acknowledged, %d synced reads", sessions, okWrites, reads)
+		if okWrites < 20 || reads < 20 {
+			t.Errorf("only %d writes acknowledged and %d synced reads: the workload made too little progress to tell anything", okWrites, reads)
 		}
 		checkKV(t, ops, faults)
 	})
