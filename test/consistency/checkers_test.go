@@ -254,6 +254,29 @@ func TestSeqViolations(t *testing.T) {
 	}
 }
 
+// TestSeqOrderViolations feeds the check that a client's acknowledged
+// creates are numbered in the order it made them.
+func TestSeqOrderViolations(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		acked      map[string]string
+		violations int
+	}{
+		{"good: each client's creates in order, interleaved",
+			map[string]string{"/seq/n-0000000000": "c0-0", "/seq/n-0000000001": "c1-0", "/seq/n-0000000005": "c0-3", "/seq/n-0000000007": "c1-1"}, 0},
+		{"bad: a later create numbered before an earlier one",
+			map[string]string{"/seq/n-0000000004": "c0-0", "/seq/n-0000000001": "c1-0", "/seq/n-0000000002": "c0-3"}, 1},
+		{"bad: two clients out of order",
+			map[string]string{"/seq/n-0000000004": "c0-0", "/seq/n-0000000002": "c0-1", "/seq/n-0000000009": "c1-0", "/seq/n-0000000003": "c1-1"}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := seqOrderViolations(tc.acked); len(got) != tc.violations {
+				t.Fatalf("violations %q, want %d", got, tc.violations)
+			}
+		})
+	}
+}
+
 // TestLockSharedExclusion feeds the lock checker takes and gives.
 func TestLockSharedExclusion(t *testing.T) {
 	type step struct {

@@ -3,6 +3,7 @@ package consistency_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"testing"
 
@@ -75,6 +76,9 @@ func checkSeq(t *testing.T, e *env, clients []*seqClient) {
 	if len(acked) < 20 {
 		t.Errorf("only %d creates acknowledged: the workload made too little progress to tell anything", len(acked))
 	}
+	for _, v := range seqOrderViolations(acked) {
+		t.Error(v)
+	}
 	var first []string
 	for _, m := range e.ens.Members() {
 		conn, err := e.dialOnly(callCtx(t), m.ID())
@@ -130,6 +134,39 @@ func seqViolations(acked map[string]string, maybe map[string]bool, names, data [
 			out = append(out, fmt.Sprintf("acknowledged create %s (%q) is missing", name, d))
 		case got != d:
 			out = append(out, fmt.Sprintf("acknowledged create %s holds %q, want %q", name, got, d))
+		}
+	}
+	return out
+}
+
+// seqOrderViolations checks that each client's acknowledged creates got
+// sequence numbers in the order the client made them (their data,
+// "c<id>-<n>", numbers them): a create is made only after the one before it
+// was answered, so it must apply after it, whichever session made it.
+func seqOrderViolations(acked map[string]string) []string {
+	type create struct {
+		n    int
+		name string
+	}
+	byClient := map[int][]create{}
+	for name, data := range acked {
+		var id, n int
+		if _, err := fmt.Sscanf(data, "c%d-%d", &id, &n); err != nil {
+			return []string{fmt.Sprintf("acknowledged create %s holds %q, not c<id>-<n>", name, data)}
+		}
+		byClient[id] = append(byClient[id], create{n, name})
+	}
+	var out []string
+	for _, id := range slices.Sorted(maps.Keys(byClient)) {
+		cs := byClient[id]
+		slices.SortFunc(cs, func(a, b create) int { return a.n - b.n })
+		for i := 1; i < len(cs); i++ {
+			// Names are the prefix and %010d: same length, so they
+			// compare as their numbers do (before any wrap-around).
+			if cs[i].name <= cs[i-1].name {
+				out = append(out, fmt.Sprintf("client %d: create %d got %s, after its create %d got %s: out of order",
+					id, cs[i].n, cs[i].name, cs[i-1].n, cs[i-1].name))
+			}
 		}
 	}
 	return out
