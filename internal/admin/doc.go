@@ -21,6 +21,8 @@
 //     (its primary name) and "error" (null, or a message). As in ZooKeeper,
 //     an unknown command and a command that needs a serving server on one
 //     that does not serve still answer 200, with the reason in "error";
+//     these answers, and those refusing credentials, carry the name as
+//     asked (an alias stays an alias), as ZooKeeper's do;
 //   - GET /ready answers 200 while the server serves clients and 503
 //     otherwise; GET /live answers 200 while the server runs its loops and
 //     503 otherwise. Both carry a small JSON body.
@@ -38,7 +40,11 @@
 // The snapshot command is off unless [Options.SnapshotEnabled]; it runs one
 // at a time (a second concurrent request gets 429) and streams the state
 // machine's snapshot as application/octet-stream, or with ?streaming=false
-// takes it and reports its zxid and size only.
+// takes it and reports its zxid and size only (as in ZooKeeper, a
+// streaming value other than "true", in any case, means false).
+//
+// A write to a client that makes no progress for the idle timeout
+// ([Options.IdleTimeout]) ends the answer, as Jetty's idle timeout does.
 //
 // A [Server] is started once with Start (or Serve) and stopped with Close,
 // which waits for the handlers in flight.

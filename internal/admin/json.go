@@ -6,6 +6,25 @@ import (
 	"fmt"
 )
 
+// Double is a JSON number written as Jackson writes a Java double: always
+// with a fraction or an exponent (0.0, not 0), so that a client that
+// decodes ZooKeeper's answers by the literal's form (Python's json module:
+// float, not int) sees the same type from Paddock.
+type Double float64
+
+// MarshalJSON encodes d as encoding/json does, with ".0" added to an
+// integral value.
+func (d Double) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(float64(d))
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.ContainsAny(b, ".eE") {
+		b = append(b, ".0"...)
+	}
+	return b, nil
+}
+
 // Field is one key and value of an Object.
 type Field struct {
 	Key   string

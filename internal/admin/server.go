@@ -23,7 +23,8 @@ type Options struct {
 	// CommandURL is the path the commands are served under
 	// (admin.commandURL); "" means "/commands".
 	CommandURL string
-	// IdleTimeout closes keep-alive connections idle this long
+	// IdleTimeout closes keep-alive connections idle this long, and cuts
+	// an answer whose writes make no progress this long
 	// (admin.idleTimeout); 0 means 30 s.
 	IdleTimeout time.Duration
 	// SnapshotEnabled allows the snapshot command
@@ -45,9 +46,13 @@ type Server struct {
 	prefix          string
 	snapshotEnabled bool
 	superDigest     string
-	log             *slog.Logger
-	mux             *http.ServeMux
-	hs              *http.Server
+	// idle is the keep-alive idle timeout, and how long a write to a
+	// client may make no progress before the answer is cut (as Jetty's
+	// idle timeout does).
+	idle    time.Duration
+	log     *slog.Logger
+	handler http.Handler
+	hs      *http.Server
 
 	// snapshotting is set while a snapshot command runs: one at a time.
 	snapshotting atomic.Bool
@@ -83,15 +88,12 @@ func New(opts Options) (*Server, error) {
 		prefix:          prefix,
 		snapshotEnabled: opts.SnapshotEnabled,
 		superDigest:     opts.SuperDigest,
+		idle:            idle,
 		log:             log,
-		mux:             http.NewServeMux(),
 	}
-	s.mux.HandleFunc("/ready", s.getOnly(s.serveReady))
-	s.mux.HandleFunc("/live", s.getOnly(s.serveLive))
-	s.mux.HandleFunc(prefix, s.getOnly(s.serveList))
-	s.mux.HandleFunc(prefix+"/", s.getOnly(s.serveCommand))
+	s.handler = http.HandlerFunc(s.route)
 	s.hs = &http.Server{
-		Handler:           s.mux,
+		Handler:           s.handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       idle,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
@@ -101,7 +103,29 @@ func New(opts Options) (*Server, error) {
 
 // Handler returns the server's HTTP handler, for tests and for mounting
 // it elsewhere.
-func (s *Server) Handler() http.Handler { return s.mux }
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// route dispatches a request by its path. The command URL is a plain
+// prefix, not a ServeMux pattern: a configured URL may hold any character,
+// and paths are taken as they come, unclean ones included, as Jetty hands
+// them to ZooKeeper's servlet (/commands//srvr asks for command "/srvr").
+func (s *Server) route(w http.ResponseWriter, r *http.Request) {
+	var h http.HandlerFunc
+	switch p := r.URL.Path; {
+	case p == "/ready":
+		h = s.serveReady
+	case p == "/live":
+		h = s.serveLive
+	case p == s.prefix:
+		h = s.serveList
+	case strings.HasPrefix(p, s.prefix+"/"):
+		h = s.serveCommand
+	default:
+		http.NotFound(w, r)
+		return
+	}
+	s.getOnly(h)(w, r)
+}
 
 // Start listens on addr (host:port, port 0 for a free one) and serves in
 // the background. A bind failure is returned.
@@ -216,19 +240,22 @@ func (s *Server) serveCommand(w http.ResponseWriter, r *http.Request) {
 	}
 	cmd, ok := lookup(name)
 	if !ok {
-		s.writeJSON(w, http.StatusOK, name, nil, errUnknownPrefix+name)
+		s.writeJSON(w, r, http.StatusOK, name, nil, errUnknownPrefix+name)
 		return
 	}
 	primary := cmd.names[0]
+	// The gates answer under the name as asked, alias or not, as
+	// ZooKeeper's Commands.runCommand does; a command that runs answers
+	// under its primary name.
 	if cmd.serverRequired && !s.src.Serving() {
-		s.writeJSON(w, http.StatusOK, primary, nil, errNotServing)
+		s.writeJSON(w, r, http.StatusOK, name, nil, errNotServing)
 		return
 	}
 	// Credentials are checked after the serving gate and before the
 	// command runs (so before snapshot's own checks), as in ZooKeeper.
 	if cmd.auth != nil {
 		if status, msg := s.authorize(r, cmd.auth); status != 0 {
-			s.writeJSON(w, status, primary, nil, msg)
+			s.writeJSON(w, r, status, name, nil, msg)
 			return
 		}
 	}
@@ -237,11 +264,11 @@ func (s *Server) serveCommand(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	data, errMsg := cmd.run(s.src)
-	s.writeJSON(w, http.StatusOK, primary, data, errMsg)
+	s.writeJSON(w, r, http.StatusOK, primary, data, errMsg)
 }
 
 // writeJSON writes a command's answer.
-func (s *Server) writeJSON(w http.ResponseWriter, status int, command string, data any, errMsg string) {
+func (s *Server) writeJSON(w http.ResponseWriter, r *http.Request, status int, command string, data any, errMsg string) {
 	body, err := encodeResponse(command, data, errMsg)
 	if err != nil {
 		s.log.Error("admin: encoding an answer", "command", command, "err", err)
@@ -249,8 +276,37 @@ func (s *Server) writeJSON(w http.ResponseWriter, status int, command string, da
 		body, _ = encodeResponse(command, nil, "encoding the answer failed: "+err.Error())
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
-	w.Write(body)
+	s.writeBody(w, r, body)
+}
+
+// writeChunk is how much writeBody writes under one write deadline.
+const writeChunk = 256 << 10
+
+// writeBody writes an answer's body (nothing for HEAD) in chunks, each
+// with a write deadline of the idle timeout, so that a client that stops
+// reading loses its answer after that long, as Jetty's idle timeout has
+// it, rather than holding the handler (and a snapshot's slot and bytes)
+// for as long as it keeps its connection open.
+func (s *Server) writeBody(w http.ResponseWriter, r *http.Request, body []byte) {
+	if r.Method == http.MethodHead {
+		return
+	}
+	rc := http.NewResponseController(w)
+	for len(body) > 0 {
+		n := min(len(body), writeChunk)
+		// A writer without deadlines (a test's recorder) just writes.
+		rc.SetWriteDeadline(time.Now().Add(s.idle))
+		if _, err := w.Write(body[:n]); err != nil {
+			return
+		}
+		body = body[n:]
+	}
+	if err := rc.Flush(); err != nil {
+		return
+	}
+	rc.SetWriteDeadline(time.Time{})
 }
 
 // Headers of a snapshot answer, as ZooKeeper 3.9 names them.
@@ -265,41 +321,39 @@ const (
 // serveCommand has checked the caller's credentials.
 func (s *Server) serveSnapshot(w http.ResponseWriter, r *http.Request) {
 	if !s.snapshotEnabled {
-		s.writeJSON(w, http.StatusServiceUnavailable, snapshotCommand, nil,
+		s.writeJSON(w, r, http.StatusServiceUnavailable, snapshotCommand, nil,
 			"snapshot command is disabled; set admin.snapshot.enabled=true to enable it")
 		return
 	}
+	// As ZooKeeper 3.9 reads it: absent means true, else
+	// Boolean.parseBoolean of the first value (only "true", in any case,
+	// is true).
 	streaming := true
-	if v := r.URL.Query().Get("streaming"); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			s.writeJSON(w, http.StatusBadRequest, snapshotCommand, nil, "streaming must be true or false, got "+strconv.Quote(v))
-			return
-		}
-		streaming = b
+	if v, ok := r.URL.Query()["streaming"]; ok {
+		streaming = strings.EqualFold(v[0], "true")
 	}
 	if !s.snapshotting.CompareAndSwap(false, true) {
-		s.writeJSON(w, http.StatusTooManyRequests, snapshotCommand, nil, "a snapshot is already being taken")
+		s.writeJSON(w, r, http.StatusTooManyRequests, snapshotCommand, nil, "a snapshot is already being taken")
 		return
 	}
 	defer s.snapshotting.Store(false)
 	zxid, data, err := s.src.Snapshot()
 	if err != nil {
 		s.log.Warn("admin: snapshot failed", "err", err)
-		s.writeJSON(w, http.StatusInternalServerError, snapshotCommand, nil, "taking the snapshot failed: "+err.Error())
+		s.writeJSON(w, r, http.StatusInternalServerError, snapshotCommand, nil, "taking the snapshot failed: "+err.Error())
 		return
 	}
 	zx := "0x" + strconv.FormatUint(uint64(zxid), 16)
-	w.Header().Set(headerLastZxid, zx)
-	w.Header().Set(headerSnapshotSize, strconv.Itoa(len(data)))
+	// Set as spelt (lower case, as ZooKeeper sends them), not through
+	// Header.Set, which would send Last_zxid.
+	w.Header()[headerLastZxid] = []string{zx}
+	w.Header()[headerSnapshotSize] = []string{strconv.Itoa(len(data))}
 	if !streaming {
-		s.writeJSON(w, http.StatusOK, snapshotCommand, Object{{headerLastZxid, zx}, {headerSnapshotSize, len(data)}}, "")
+		s.writeJSON(w, r, http.StatusOK, snapshotCommand, Object{{headerLastZxid, zx}, {headerSnapshotSize, len(data)}}, "")
 		return
 	}
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set("Content-Length", strconv.Itoa(len(data)))
 	w.WriteHeader(http.StatusOK)
-	if r.Method != http.MethodHead {
-		w.Write(data)
-	}
+	s.writeBody(w, r, data)
 }

@@ -92,7 +92,7 @@ type ServerCounters struct {
 	ServerState               string      `json:"server_state"`
 	LastProcessedZxid         int64       `json:"last_processed_zxid"`
 	OutstandingRequests       int         `json:"outstanding_requests"`
-	AvgLatency                float64     `json:"avg_latency"`
+	AvgLatency                Double      `json:"avg_latency"`
 	MaxLatency                int64       `json:"max_latency"`
 	MinLatency                int64       `json:"min_latency"`
 	NumAliveClientConnections int         `json:"num_alive_client_connections"`
@@ -145,28 +145,28 @@ type ConnectionDetails struct {
 // "zk_"). The pointer fields and PeerState are set only in an ensemble:
 // QuorumSize and PeerState on every member, the rest on the leader.
 type Monitor struct {
-	Version                   string  `json:"version"`
-	ServerState               string  `json:"server_state"`
-	EphemeralsCount           int     `json:"ephemerals_count"`
-	NumAliveConnections       int     `json:"num_alive_connections"`
-	AvgLatency                float64 `json:"avg_latency"`
-	OutstandingRequests       int     `json:"outstanding_requests"`
-	ZnodeCount                int     `json:"znode_count"`
-	GlobalSessions            int     `json:"global_sessions"`
-	NonMTLSRemoteConnCount    int     `json:"non_mtls_remote_conn_count"`
-	PacketsSent               int64   `json:"packets_sent"`
-	PacketsReceived           int64   `json:"packets_received"`
-	ConnectionDropProbability float64 `json:"connection_drop_probability"`
-	WatchCount                int     `json:"watch_count"`
-	MinLatency                int64   `json:"min_latency"`
-	MaxFileDescriptorCount    uint64  `json:"max_file_descriptor_count"`
-	ApproximateDataSize       int64   `json:"approximate_data_size"`
-	OpenFileDescriptorCount   int     `json:"open_file_descriptor_count"`
-	LocalSessions             int     `json:"local_sessions"`
-	Uptime                    int64   `json:"uptime"`
-	MaxLatency                int64   `json:"max_latency"`
-	OutstandingTLSHandshake   int     `json:"outstanding_tls_handshake"`
-	NonMTLSLocalConnCount     int     `json:"non_mtls_local_conn_count"`
+	Version                   string `json:"version"`
+	ServerState               string `json:"server_state"`
+	EphemeralsCount           int    `json:"ephemerals_count"`
+	NumAliveConnections       int    `json:"num_alive_connections"`
+	AvgLatency                Double `json:"avg_latency"`
+	OutstandingRequests       int    `json:"outstanding_requests"`
+	ZnodeCount                int    `json:"znode_count"`
+	GlobalSessions            int    `json:"global_sessions"`
+	NonMTLSRemoteConnCount    int    `json:"non_mtls_remote_conn_count"`
+	PacketsSent               int64  `json:"packets_sent"`
+	PacketsReceived           int64  `json:"packets_received"`
+	ConnectionDropProbability Double `json:"connection_drop_probability"`
+	WatchCount                int    `json:"watch_count"`
+	MinLatency                int64  `json:"min_latency"`
+	MaxFileDescriptorCount    uint64 `json:"max_file_descriptor_count"`
+	ApproximateDataSize       int64  `json:"approximate_data_size"`
+	OpenFileDescriptorCount   int    `json:"open_file_descriptor_count"`
+	LocalSessions             int    `json:"local_sessions"`
+	Uptime                    int64  `json:"uptime"`
+	MaxLatency                int64  `json:"max_latency"`
+	OutstandingTLSHandshake   int    `json:"outstanding_tls_handshake"`
+	NonMTLSLocalConnCount     int    `json:"non_mtls_local_conn_count"`
 
 	QuorumSize               *int   `json:"quorum_size,omitempty"`
 	PeerState                string `json:"peer_state,omitempty"`

@@ -122,7 +122,11 @@ func fetch(t *testing.T, base, command string) answer {
 		t.Fatalf("%s %s: status %d\n%s", base, command, resp.StatusCode, body)
 	}
 	var a answer
-	if err := json.Unmarshal(body, &a.fields); err != nil {
+	// Numbers stay json.Number, so that schema tells an integer literal
+	// from a fractional one (Jackson writes a double as 0.0, never 0).
+	fd := json.NewDecoder(strings.NewReader(string(body)))
+	fd.UseNumber()
+	if err := fd.Decode(&a.fields); err != nil {
 		t.Fatalf("%s %s: %v\n%s", base, command, err, body)
 	}
 	dec := json.NewDecoder(strings.NewReader(string(body)))
@@ -155,8 +159,14 @@ func schema(v any, path string, out map[string]string) {
 		set("null")
 	case bool:
 		set("bool")
-	case float64:
-		set("number")
+	case json.Number:
+		// An integer or a double: Jackson writes Java's double fields
+		// with a fraction or an exponent, its integers without.
+		if strings.ContainsAny(string(x), ".eE") {
+			set("double")
+		} else {
+			set("integer")
+		}
 	case string:
 		set("string")
 	case []any:
@@ -331,6 +341,7 @@ func TestStandaloneFieldsMatchZooKeeper(t *testing.T) {
 			t.Errorf("unknown command: ZooKeeper %v, Paddock %v", zkA.fields, pdA.fields)
 		}
 	})
+	t.Run("http", func(t *testing.T) { compareHTTP(t, zkBase, pdBase) })
 	t.Run("fields", func(t *testing.T) {
 		// The resets go last, and snapshot is not in ZooKeeper 3.8.
 		for _, names := range aliases {
@@ -350,6 +361,43 @@ func TestEnsembleFieldsMatchZooKeeper(t *testing.T) {
 	for _, role := range []string{"leader", "follower"} {
 		for _, command := range []string{"leader", "voting_view", "zabstate", "monitor", "server_stats", "configuration"} {
 			compare(t, role, command, fetch(t, zkRoles[role], command), fetch(t, pdRoles[role], command))
+		}
+	}
+
+	// Left alone, a member serves nothing: every name of every command
+	// that needs a serving server answers 200 with ZooKeeper's error,
+	// under the name as asked.
+	zkBase := fmt.Sprintf("http://127.0.0.1:%d", adminPort(t, zkEns.Members[0], 1))
+	pdBase := fmt.Sprintf("http://127.0.0.1:%d", adminPort(t, pdEns.Members[0], 1))
+	for _, e := range []*zktest.Ensemble{zkEns, pdEns} {
+		for _, m := range e.Members[1:] {
+			if err := m.Kill(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, base := range []string{zkBase, pdBase} {
+		deadline := time.Now().Add(30 * time.Second)
+		for fetch(t, base, "srvr").fields["error"] == nil {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s still serves 30s after losing its quorum", base)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	for _, names := range aliases {
+		switch names[0] {
+		case "monitor", "zabstate":
+			// Not gated. ZooKeeper 3.8's monitor fails (500) without a
+			// ZooKeeperServer and its zabstate then answers the standalone
+			// shape; Paddock's report the member (docs/admin.md).
+			continue
+		}
+		for _, n := range append(slices.Clone(names), "nosuch") {
+			zk, pd := do(t, "GET", zkBase+"/commands/"+n), do(t, "GET", pdBase+"/commands/"+n)
+			if zk != pd {
+				t.Errorf("not serving, %s: ZooKeeper %+v, Paddock %+v", n, zk, pd)
+			}
 		}
 	}
 }
@@ -453,4 +501,86 @@ func listeningPorts(t *testing.T, pid int) []int {
 		}
 	}
 	return ports
+}
+
+// exchange is what compareHTTP compares of one answer: the status, the
+// media type, and for a JSON answer its "command" and "error".
+type exchange struct {
+	status         int
+	mediaType      string
+	command, error any
+	contentLength  bool
+}
+
+// do sends one request and sums up its answer.
+func do(t *testing.T, method, url string) exchange {
+	t.Helper()
+	req, err := http.NewRequest(method, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	}}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	mt, _, _ := strings.Cut(resp.Header.Get("Content-Type"), ";")
+	e := exchange{status: resp.StatusCode, mediaType: mt, contentLength: resp.Header.Get("Content-Length") != ""}
+	if mt == "application/json" && method != http.MethodHead {
+		var m map[string]any
+		if err := json.Unmarshal(body, &m); err != nil {
+			t.Fatalf("%s %s: %v\n%s", method, url, err, body)
+		}
+		e.command, e.error = m["command"], m["error"]
+	}
+	return e
+}
+
+// compareHTTP compares the HTTP side of both admin servers: methods,
+// paths around the command URL, odd command names and query parameters.
+// Error pages are compared by status only (Jetty's are HTML, Go's text).
+func compareHTTP(t *testing.T, zkBase, pdBase string) {
+	for _, tt := range []struct {
+		method, path string
+		statusOnly   bool
+	}{
+		{"GET", "/commands/srvr", false},
+		{"HEAD", "/commands/srvr", false},
+		{"GET", "/commands/srvr?x=1&streaming=false", false},
+		{"GET", "/commands/%73rvr", false},
+		{"GET", "/commands/nosuch", false},
+		{"GET", "/commands/SRVR", false},
+		{"GET", "/commands/srvr/", false},
+		{"GET", "/commands/srvr/x", false},
+		{"GET", "/commands//srvr", false},
+		{"GET", "/commands/a%2Fb", false},
+		{"GET", "/commands/snapshot", false}, // ZooKeeper 3.8 has none; Paddock's says 401
+		{"POST", "/commands/srvr", true},
+		{"PUT", "/commands/srvr", true},
+		{"DELETE", "/commands/srvr", true},
+		{"POST", "/commands", true},
+		{"GET", "/commandsx", true},
+		{"GET", "/", true},
+		{"GET", "/foo/srvr", true},
+	} {
+		zk, pd := do(t, tt.method, zkBase+tt.path), do(t, tt.method, pdBase+tt.path)
+		if tt.path == "/commands/snapshot" {
+			// The one command only Paddock has: unknown to ZooKeeper 3.8,
+			// a 401 JSON answer under the same name from Paddock.
+			if zk.error != "Unknown command: snapshot" || pd.status != http.StatusUnauthorized || pd.command != "snapshot" {
+				t.Errorf("GET %s: ZooKeeper %+v, Paddock %+v", tt.path, zk, pd)
+			}
+			continue
+		}
+		if tt.statusOnly {
+			zk.mediaType, pd.mediaType = "", ""
+		}
+		if zk != pd {
+			t.Errorf("%s %s: ZooKeeper %+v, Paddock %+v", tt.method, tt.path, zk, pd)
+		}
+	}
 }
