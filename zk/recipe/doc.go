@@ -49,7 +49,8 @@
 // it. Should a lost create still be applied after that look-up (a server
 // may apply a request of a dropped connection late), the twin it makes
 // carries our CreateProtected prefix, and a contender deletes it when it
-// lists the contenders. A contender's create is not abandoned when its ctx
+// lists the contenders and when it deletes its own node (a release, a
+// loss, a wait given up). A contender's create is not abandoned when its ctx
 // ends: it completes in the background and its node is deleted, so a
 // contender that gave up leaves no node to block the others.
 //

@@ -46,7 +46,8 @@ func (e *Election) Campaign(ctx context.Context, id []byte) error {
 }
 
 // Resign gives up leadership: Lost is closed and the node deleted. It
-// returns ErrNotHeld when this candidate does not lead.
+// returns ErrNotHeld when this candidate does not lead. After a loss,
+// Resign only cleans up and returns nil, as Lock.Unlock does.
 func (e *Election) Resign(ctx context.Context) error { return e.c.release(ctx) }
 
 // Lost returns a channel closed when this candidate's leadership is no

@@ -71,6 +71,8 @@ func (m *Membership) Lost() <-chan struct{} { return m.h.lost }
 
 // Leave takes the member out of the group, retrying on connection loss
 // until ctx ends. It returns ErrNotHeld when the member has left already.
+// After a loss (see Lost), Leave only cleans up and returns nil, as
+// Lock.Unlock does.
 func (m *Membership) Leave(ctx context.Context) error {
 	m.mu.Lock()
 	left := m.left

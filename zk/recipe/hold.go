@@ -18,7 +18,8 @@ import (
 //   - the Conn has had no read-write server for longer than grace.
 //
 // After a loss for which the session may still be alive, the monitor deletes
-// the node, so that a holder that gave up does not block the others.
+// the node and its twins, so that a holder that gave up does not block the
+// others.
 type hold struct {
 	conn  *zk.Conn
 	node  string
@@ -67,12 +68,31 @@ func (h *hold) err() error {
 }
 
 // release stops the monitor, ends the hold and deletes the node (retrying on
-// connection loss until ctx ends).
+// connection loss until ctx ends), with its twins (see deleteOwn).
+//
+// After a loss, release only cleans up and returns nil: the holder can do
+// nothing more. A session that lives on (a loss through the grace, or the
+// node deleted by someone else) may still hold the node or a twin, so the
+// deletion is not given up when ctx ends, which would leave them blocking
+// the others as long as the session lives: it goes on in the background, as
+// the monitor's did, until it is done or the session is over.
 func (h *hold) release(ctx context.Context, cause error) error {
 	h.cancel()
 	<-h.done
 	h.end(cause)
-	return deleteNode(ctx, h.conn, h.node)
+	if h.err() == cause { // held until now (or a release that failed)
+		return deleteOwn(ctx, h.conn, h.node)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		deleteOwn(context.Background(), h.conn, h.node)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+	return nil
 }
 
 func (h *hold) run() {
@@ -181,9 +201,10 @@ func (h *hold) lose(cause error) {
 		return
 	}
 	h.end(cause)
-	if errors.Is(cause, ErrDisconnected) {
-		// The session may come back with the node: take it out. release
-		// (which deletes it as well) stops this attempt.
-		deleteNode(h.ctx, h.conn, h.node)
+	if errors.Is(cause, ErrDisconnected) || errors.Is(cause, ErrNodeDeleted) {
+		// The session may come back with the node, and a twin may
+		// outlive it: take them out. release (which deletes them as
+		// well) stops this attempt.
+		deleteOwn(h.ctx, h.conn, h.node)
 	}
 }

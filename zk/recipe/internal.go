@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -188,7 +189,7 @@ func create(ctx context.Context, conn *zk.Conn, path string, data []byte, acl []
 	case <-ctx.Done():
 		go func() {
 			if r := <-done; r.err == nil {
-				deleteNode(context.Background(), conn, r.name)
+				deleteOwn(context.Background(), conn, r.name)
 			}
 		}()
 		return "", ctx.Err()
@@ -259,40 +260,93 @@ func deleteNode(ctx context.Context, conn *zk.Conn, path string) error {
 	return err
 }
 
+// deleteOwn deletes a participant's own node and its twins: siblings made
+// by the same protected create that a server applied late, after the
+// look-up that found or made the node (see sweep). A twin that appears
+// while the participant holds would otherwise outlive the node, blocking
+// the contenders after it, or showing as a candidate or a member, until the
+// session ends. The twins go first, so that none is taken for the
+// participant once its node is gone. Errors are deleteNode's.
+func deleteOwn(ctx context.Context, conn *zk.Conn, path string) error {
+	var err error
+	if prefix := protectedPrefix(base(path)); prefix != "" {
+		dir := parent(path)
+		var children []string
+		err = zk.Retry(ctx, func(ctx context.Context) error {
+			var err error
+			children, _, err = conn.Children(ctx, dir)
+			return err
+		})
+		if errors.Is(err, zk.ErrNoNode) || sessionOver(err) {
+			err = nil // no directory, or no session: no twin
+		}
+		for _, c := range children {
+			if c != base(path) && strings.HasPrefix(c, prefix) {
+				if derr := deleteNode(ctx, conn, join(dir, c)); derr != nil && err == nil {
+					err = derr
+				}
+			}
+		}
+	}
+	if derr := deleteNode(ctx, conn, path); derr != nil {
+		return derr
+	}
+	return err
+}
+
 // abandon deletes a contender's own node that is no longer wanted (a wait
 // given up, a TryLock that failed), even when ctx has ended: left behind,
 // it would block the contenders after it until the session ends. It tries
 // for up to the session timeout, then keeps trying in the background.
 func abandon(ctx context.Context, conn *zk.Conn, path string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), conn.SessionTimeout())
-	err := deleteNode(ctx, conn, path)
+	err := deleteOwn(ctx, conn, path)
 	cancel()
 	if err != nil && !sessionOver(err) {
-		go deleteNode(context.Background(), conn, path)
+		go deleteOwn(context.Background(), conn, path)
 	}
 }
 
 // seqNode is a child made by a sequential create: its name, the name it was
 // given (the part before the sequence number, after any CreateProtected
-// prefix) and its sequence number.
+// prefix) and its sequence number (see seqSuffix).
 type seqNode struct {
 	name   string
 	prefix string
 	seq    int64
 }
 
-// parseSeq parses a sequential child name ("lock-0000000007" or
-// "_c_<guid>-lock-0000000007").
-func parseSeq(name string) (seqNode, bool) {
+// parseSeq parses a sequential child name whose given name is prefix
+// ("lock-0000000007" or "_c_<guid>-lock-0000000007" for "lock-").
+func parseSeq(name, prefix string) (seqNode, bool) {
 	given, _ := zk.ParseProtectedName(name)
-	if len(given) < 10 {
+	if !strings.HasPrefix(given, prefix) {
 		return seqNode{}, false
 	}
-	n, err := strconv.ParseInt(given[len(given)-10:], 10, 64)
-	if err != nil {
+	n, ok := seqSuffix(given[len(prefix):])
+	if !ok {
 		return seqNode{}, false
 	}
-	return seqNode{name: name, prefix: given[:len(given)-10], seq: n}, true
+	return seqNode{name: name, prefix: prefix, seq: n}, true
+}
+
+// seqSuffix parses the sequence number a server appends to a sequential
+// create's name: the parent's counter, a signed 32-bit integer, formatted
+// with %010d. Once the counter has overflowed (past 2147483647 ZooKeeper
+// names the next node "<path>-2147483648", and counts up to -1), the number
+// is negative and may take 11 characters. The number returned is the
+// counter read as unsigned, so that nodes made after the overflow sort after
+// those made before it, in creation order. Only names the server could
+// make parse: nothing else aliases a sequence number.
+func seqSuffix(s string) (int64, bool) {
+	if len(s) != 10 && (len(s) != 11 || s[0] != '-') {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(s, 10, 32)
+	if err != nil || fmt.Sprintf("%010d", n) != s {
+		return 0, false
+	}
+	return int64(uint32(int32(n))), true
 }
 
 // sortedSeq returns the children whose given name is one of prefixes, in
@@ -300,12 +354,8 @@ func parseSeq(name string) (seqNode, bool) {
 func sortedSeq(children []string, prefixes ...string) []seqNode {
 	var out []seqNode
 	for _, c := range children {
-		n, ok := parseSeq(c)
-		if !ok {
-			continue
-		}
 		for _, p := range prefixes {
-			if n.prefix == p {
+			if n, ok := parseSeq(c, p); ok {
 				out = append(out, n)
 				break
 			}
@@ -358,6 +408,31 @@ func removeWatcher(conn *zk.Conn, path string, w zk.Watcher) {
 // closedCh is a channel that is always closed: the Lost channel of a
 // recipe that holds nothing.
 var closedCh = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// afterCtx returns a context that ends d after ctx ends (and when stop is
+// called): the time to learn the outcome of a write that ctx's end
+// abandoned in flight.
+func afterCtx(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	out, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	var mu sync.Mutex
+	var t *time.Timer
+	stopAfter := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if out.Err() == nil {
+			t = time.AfterFunc(d, cancel)
+		}
+	})
+	return out, func() {
+		stopAfter()
+		cancel()
+		mu.Lock()
+		defer mu.Unlock()
+		if t != nil {
+			t.Stop()
+		}
+	}
+}
 
 // pause waits d or until ctx ends.
 func pause(ctx context.Context, d time.Duration) error {

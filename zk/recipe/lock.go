@@ -220,8 +220,10 @@ func (l *Lock) TryLock(ctx context.Context) (bool, error) {
 // Unlock releases the lock: it stops watching, closes Lost and deletes the
 // node, retrying on connection loss until ctx ends. It returns ErrNotHeld
 // when the lock is not held. After a loss, Unlock only cleans up and
-// returns nil. If Unlock fails (ctx ended), the node stays until the
-// session ends, and others wait until then.
+// returns nil: if the session may still hold the node (a disconnection
+// longer than the grace), it is deleted once the session is back, in the
+// background if ctx ends first. If Unlock fails (ctx ended), the node stays
+// until the session ends, and others wait until then.
 func (l *Lock) Unlock(ctx context.Context) error { return l.c.release(ctx) }
 
 // Lost returns a channel that is closed when the current hold is no longer

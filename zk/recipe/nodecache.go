@@ -37,36 +37,58 @@ type nodeWatcher struct {
 	persistent bool // ask for a persistent watch (and fall back)
 
 	mu      sync.Mutex
-	started bool
+	started bool // a Start is under way or succeeded
+	closed  bool
 	usingPW bool // a persistent watch is in use
 	cancel  context.CancelFunc
 	done    chan struct{}
-	l       *latest[Node]
+	l       *latest[Node] // replaced by a Start after a failed one
 }
 
 func newNodeWatcher(conn *zk.Conn, path string, persistent bool) *nodeWatcher {
 	return &nodeWatcher{conn: conn, path: cleanPath(path), persistent: persistent, l: newLatest[Node]()}
 }
 
+// start runs the watcher and waits for its first read. A start that fails
+// stops the watcher and leaves it not started: start may be called again.
 func (w *nodeWatcher) start(ctx context.Context) error {
 	w.mu.Lock()
-	if w.started {
+	switch {
+	case w.closed:
+		w.mu.Unlock()
+		return ErrClosed
+	case w.started:
 		w.mu.Unlock()
 		return ErrHeld
 	}
 	w.started = true
+	if w.done != nil { // an earlier start failed: begin afresh
+		w.l = newLatest[Node]()
+	}
 	bg, cancel := context.WithCancel(context.Background())
 	w.cancel, w.done = cancel, make(chan struct{})
+	l, done := w.l, w.done
 	w.mu.Unlock()
-	go w.run(bg)
-	if _, err := w.l.wait(ctx); err != nil {
-		w.close(context.Background())
+	go w.run(bg, l)
+	if _, err := l.wait(ctx); err != nil {
+		cancel()
+		<-done
+		w.mu.Lock()
+		w.started = w.closed // Close during the start: stay closed
+		w.mu.Unlock()
 		return err
 	}
 	return nil
 }
 
-func (w *nodeWatcher) run(ctx context.Context) {
+// latest returns the current run's values.
+func (w *nodeWatcher) latest() *latest[Node] {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.l
+}
+
+func (w *nodeWatcher) run(ctx context.Context, l *latest[Node]) {
 	defer close(w.done)
 	s := newSignal()
 	defer removeWatcher(w.conn, w.path, s)
@@ -79,7 +101,7 @@ func (w *nodeWatcher) run(ctx context.Context) {
 		case errors.Is(err, zk.ErrUnimplemented):
 			persistent = false // a server without addWatch: one-time watches
 		case err != nil:
-			w.stop(err)
+			stopLatest(l, err)
 			return
 		}
 	}
@@ -91,27 +113,28 @@ func (w *nodeWatcher) run(ctx context.Context) {
 	for {
 		n, err := w.read(ctx, s, persistent)
 		if err != nil {
-			w.stop(err)
+			stopLatest(l, err)
 			return
 		}
 		if first || !n.same(last) {
-			w.l.set(n)
+			l.set(n)
 			first, last = false, n
 		}
 		// Every event wakes s: a change, or a reconnection (after which
 		// the read catches up with what a persistent watch missed).
 		if err := wait(ctx, s); err != nil {
-			w.stop(err)
+			stopLatest(l, err)
 			return
 		}
 	}
 }
 
-func (w *nodeWatcher) stop(err error) {
+// stopLatest ends l's updates with err (ErrClosed for a cancelled run).
+func stopLatest(l *latest[Node], err error) {
 	if errors.Is(err, context.Canceled) {
 		err = ErrClosed
 	}
-	w.l.stop(err)
+	l.stop(err)
 }
 
 // read reads the znode; without a persistent watch it sets a one-time
@@ -156,6 +179,7 @@ func (w *nodeWatcher) read(ctx context.Context, s *signal, persistent bool) (Nod
 
 func (w *nodeWatcher) close(ctx context.Context) error {
 	w.mu.Lock()
+	w.closed = true
 	cancel, done := w.cancel, w.done
 	w.mu.Unlock()
 	if cancel == nil {
@@ -172,12 +196,12 @@ func (w *nodeWatcher) close(ctx context.Context) error {
 
 func (w *nodeWatcher) value(ctx context.Context) (Node, error) {
 	w.mu.Lock()
-	started := w.started
+	started, l := w.started, w.l
 	w.mu.Unlock()
 	if !started {
 		return Node{}, ErrNotStarted
 	}
-	return w.l.wait(ctx)
+	return l.wait(ctx)
 }
 
 func (w *nodeWatcher) usingPersistent() bool {
@@ -201,7 +225,9 @@ func NewConfigWatcher(conn *zk.Conn, path string, opts ...Option) *ConfigWatcher
 }
 
 // Start reads the configuration and returns once it has; the watcher then
-// keeps it current until Close or the session ends.
+// keeps it current until Close or the session ends. A Start that fails
+// (ctx ended, ...) leaves the watcher not started: Start may be called
+// again. Start after Close returns ErrClosed.
 func (c *ConfigWatcher) Start(ctx context.Context) error { return c.w.start(ctx) }
 
 // Value returns the current configuration, waiting for Start's first read
@@ -211,7 +237,7 @@ func (c *ConfigWatcher) Value(ctx context.Context) (Node, error) { return c.w.va
 // Current returns the configuration last read, without waiting (a zero
 // Node before the first read).
 func (c *ConfigWatcher) Current() Node {
-	n, _ := c.w.l.get()
+	n, _ := c.w.latest().get()
 	return n
 }
 
@@ -219,11 +245,11 @@ func (c *ConfigWatcher) Current() Node {
 // changes, starting with the first read. A receiver that falls behind gets
 // the latest value, never an older one. The channel is closed when the
 // watcher stops (see Err).
-func (c *ConfigWatcher) Updates() <-chan Node { return c.w.l.updates }
+func (c *ConfigWatcher) Updates() <-chan Node { return c.w.latest().updates }
 
 // Err returns why the watcher stopped (ErrClosed after Close,
 // zk.ErrSessionExpired, ...), or nil while it runs.
-func (c *ConfigWatcher) Err() error { return c.w.l.failure() }
+func (c *ConfigWatcher) Err() error { return c.w.latest().failure() }
 
 // Close stops watching, waiting for the watcher to stop until ctx ends.
 func (c *ConfigWatcher) Close(ctx context.Context) error { return c.w.close(ctx) }
@@ -242,7 +268,9 @@ func NewNodeCache(conn *zk.Conn, path string, opts ...Option) *NodeCache {
 	return &NodeCache{w: newNodeWatcher(conn, path, !buildOptions(opts).oneTime)}
 }
 
-// Start sets the watch and reads the znode, and returns once it has.
+// Start sets the watch and reads the znode, and returns once it has. A
+// Start that fails leaves the cache not started: Start may be called again.
+// Start after Close returns ErrClosed.
 func (c *NodeCache) Start(ctx context.Context) error { return c.w.start(ctx) }
 
 // Value returns the cached znode, waiting for Start's first read if need
@@ -252,16 +280,16 @@ func (c *NodeCache) Value(ctx context.Context) (Node, error) { return c.w.value(
 // Current returns the cached znode without waiting (a zero Node before the
 // first read).
 func (c *NodeCache) Current() Node {
-	n, _ := c.w.l.get()
+	n, _ := c.w.latest().get()
 	return n
 }
 
 // Updates returns a channel that receives the znode each time it changes,
 // latest value winning, closed when the cache stops (see Err).
-func (c *NodeCache) Updates() <-chan Node { return c.w.l.updates }
+func (c *NodeCache) Updates() <-chan Node { return c.w.latest().updates }
 
 // Err returns why the cache stopped, or nil while it runs.
-func (c *NodeCache) Err() error { return c.w.l.failure() }
+func (c *NodeCache) Err() error { return c.w.latest().failure() }
 
 // PersistentWatch reports whether the cache is kept by a persistent watch
 // (false: one-time watches).

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/paddockhq/paddock/zk"
@@ -41,20 +42,24 @@ type item struct {
 func items(children []string) []item {
 	var out []item
 	for _, c := range children {
-		n, ok := parseSeq(c)
+		if n, ok := parseSeq(c, itemPrefix); ok {
+			out = append(out, item{name: c, seq: n.seq})
+			continue
+		}
+		// "pq-<8 hex digits>-": the priority, then the sequence number.
+		given, _ := zk.ParseProtectedName(c)
+		if len(given) < len(prioPrefix)+9 || !strings.HasPrefix(given, prioPrefix) || given[len(prioPrefix)+8] != '-' {
+			continue
+		}
+		p, err := strconv.ParseUint(given[len(prioPrefix):len(prioPrefix)+8], 16, 32)
+		if err != nil {
+			continue
+		}
+		n, ok := parseSeq(c, given[:len(prioPrefix)+9])
 		if !ok {
 			continue
 		}
-		switch {
-		case n.prefix == itemPrefix:
-			out = append(out, item{name: c, seq: n.seq})
-		case len(n.prefix) == len(prioPrefix)+9 && n.prefix[:len(prioPrefix)] == prioPrefix && n.prefix[len(n.prefix)-1] == '-':
-			p, err := strconv.ParseUint(n.prefix[len(prioPrefix):len(n.prefix)-1], 16, 32)
-			if err != nil {
-				continue
-			}
-			out = append(out, item{name: c, prio: int64(p) - 1<<31, seq: n.seq})
-		}
+		out = append(out, item{name: c, prio: int64(p) - 1<<31, seq: n.seq})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].prio != out[j].prio {
@@ -139,16 +144,30 @@ func (q *queue) take(ctx context.Context, p string) ([]byte, bool, error) {
 		return nil, false, err
 	}
 	claim := join(q.dir, uniqueName(claimPrefix))
+	if err := ctx.Err(); err != nil {
+		return nil, false, err // nothing sent
+	}
+	// Once an attempt is sent it may be applied even if its answer never
+	// comes (ctx ended while it was in flight, or the connection was
+	// lost): take does not return before it knows whether the item was
+	// taken, which, when ctx has ended, it waits for up to a session
+	// timeout more (then the session is most likely over, and the claim
+	// with it). An item taken is returned, never dropped.
+	sctx, stop := afterCtx(ctx, q.conn.SessionTimeout())
+	defer stop()
+	fail := func(err error) ([]byte, bool, error) {
+		if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+			err = errors.Join(cerr, err) // say why we stopped: ctx's end
+		}
+		return nil, false, err
+	}
 	// claimed reports whether our claim exists: whether an attempt whose
 	// answer was lost took the item. The session's calls are answered in
 	// order, so the check sees an attempt sent before it on this
-	// connection. It runs even if ctx ended: an item taken is returned,
-	// never dropped.
+	// connection.
 	claimed := func() (bool, error) {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), q.conn.SessionTimeout())
-		defer cancel()
 		var exists bool
-		err := zk.Retry(cctx, func(ctx context.Context) error {
+		err := zk.Retry(sctx, func(ctx context.Context) error {
 			var err error
 			exists, _, err = q.conn.Exists(ctx, claim)
 			return err
@@ -157,7 +176,7 @@ func (q *queue) take(ctx context.Context, p string) ([]byte, bool, error) {
 	}
 	lost := false // an attempt's answer was lost
 	for {
-		_, err = q.conn.Multi(ctx,
+		_, err = q.conn.Multi(sctx,
 			&zk.DeleteOp{Path: p, Version: st.Version},
 			&zk.CreateOp{Path: claim, ACL: q.opts.acl, Mode: zk.ModeEphemeral},
 		)
@@ -174,30 +193,31 @@ func (q *queue) take(ctx context.Context, p string) ([]byte, bool, error) {
 			}
 			ok, cerr := claimed()
 			if cerr != nil {
-				return nil, false, cerr
+				return fail(cerr)
 			}
 			if !ok {
 				return nil, false, nil
 			}
 			break
 		}
-		if sessionOver(err) {
-			return nil, false, err
+		if !errors.Is(err, zk.ErrConnectionLoss) {
+			// An answer (no permission, a session over...), or no
+			// answer for a session timeout after ctx ended.
+			return fail(err)
 		}
-		// Connection loss, or ctx ended while the multi was in flight.
-		lost = lost || errors.Is(err, zk.ErrConnectionLoss)
+		// The outcome is unknown: look for the claim, then try again. A
+		// retry settles it: it takes the item, or finds it gone and
+		// looks again.
+		lost = true
 		ok, cerr := claimed()
 		if cerr != nil {
-			return nil, false, cerr
+			return fail(cerr)
 		}
 		if ok {
 			break
 		}
-		if !errors.Is(err, zk.ErrConnectionLoss) || ctx.Err() != nil {
-			return nil, false, err
-		}
-		if err := pause(ctx, 10*time.Millisecond); err != nil {
-			return nil, false, err
+		if err := pause(sctx, 10*time.Millisecond); err != nil {
+			return fail(err)
 		}
 	}
 	abandon(ctx, q.conn, claim)
@@ -239,7 +259,10 @@ func (q *queue) size(ctx context.Context) (int, error) {
 // adds a persistent sequential node; Poll and Take remove the lowest. Every
 // item offered is taken exactly once, even across connection losses (see
 // the package documentation), unless a consumer's session expires between
-// taking an item and using it.
+// taking an item and using it. So that no item is dropped, Poll and Take
+// do not give up on a request to take an item once it is sent: when ctx
+// ends while its outcome is unknown, they wait for it (up to a session
+// timeout more), and an item taken then is returned with a nil error.
 type Queue struct{ q queue }
 
 // NewQueue returns the queue whose directory is path (created on first use,

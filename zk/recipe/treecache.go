@@ -30,7 +30,8 @@ type TreeCache struct {
 
 	mu      sync.RWMutex
 	nodes   map[string]*treeNode
-	started bool
+	started bool // a Start is under way or succeeded
+	closed  bool
 	usingPW bool
 	err     error
 	ready   chan struct{} // closed after the first load, or at stop
@@ -61,31 +62,49 @@ func NewTreeCache(conn *zk.Conn, root string, opts ...Option) *TreeCache {
 }
 
 // Start sets the watch and reads the subtree, and returns once it has; the
-// cache then keeps it current until Close or the session ends.
+// cache then keeps it current until Close or the session ends. A Start that
+// fails (ctx ended, ...) leaves the cache not started: Start may be called
+// again. Start after Close returns ErrClosed.
 func (c *TreeCache) Start(ctx context.Context) error {
 	c.mu.Lock()
-	if c.started {
+	switch {
+	case c.closed:
+		c.mu.Unlock()
+		return ErrClosed
+	case c.started:
 		c.mu.Unlock()
 		return ErrHeld
 	}
 	c.started = true
+	if c.done != nil { // an earlier Start failed: begin afresh
+		c.nodes, c.err, c.loaded, c.stopped, c.usingPW = map[string]*treeNode{}, nil, false, false, false
+		c.ready, c.updates = make(chan struct{}), make(chan struct{}, 1)
+	}
 	bg, cancel := context.WithCancel(context.Background())
 	c.cancel, c.done = cancel, make(chan struct{})
+	ready, done := c.ready, c.done
 	c.mu.Unlock()
 	go c.run(bg)
+	var err error
 	select {
-	case <-c.ready:
+	case <-ready:
+		c.mu.RLock()
+		if !c.loaded {
+			err = c.err
+		}
+		c.mu.RUnlock()
 	case <-ctx.Done():
-		c.Close(context.Background())
-		return ctx.Err()
+		err = ctx.Err()
 	}
-	c.mu.RLock()
-	loaded, err := c.loaded, c.err
-	c.mu.RUnlock()
-	if !loaded {
-		return err
+	if err == nil {
+		return nil
 	}
-	return nil
+	cancel()
+	<-done
+	c.mu.Lock()
+	c.started = c.closed // Close during the start: stay closed
+	c.mu.Unlock()
+	return err
 }
 
 // Get returns the cached znode at path, and whether it is in the cache.
@@ -133,7 +152,11 @@ func (c *TreeCache) Nodes() []Node {
 // Updates returns a channel that receives a value after each change to the
 // cache (changes coalesce while the receiver is away), and is closed when
 // the cache stops (see Err).
-func (c *TreeCache) Updates() <-chan struct{} { return c.updates }
+func (c *TreeCache) Updates() <-chan struct{} {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.updates
+}
 
 // Err returns why the cache stopped, or nil while it runs.
 func (c *TreeCache) Err() error {
@@ -153,6 +176,7 @@ func (c *TreeCache) PersistentWatch() bool {
 // Close stops the cache and removes its watches, waiting until ctx ends.
 func (c *TreeCache) Close(ctx context.Context) error {
 	c.mu.Lock()
+	c.closed = true
 	cancel, done := c.cancel, c.done
 	c.mu.Unlock()
 	if cancel == nil {
