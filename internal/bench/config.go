@@ -74,8 +74,10 @@ type Config struct {
 	// the time it was due, so that a stalled server shows as latency instead
 	// of as fewer calls. Inflight then caps each session's outstanding calls;
 	// a call due while its session is at the cap waits (and that wait is
-	// part of its latency). 0 runs closed loops: each session keeps Inflight
-	// calls outstanding. Not for sessions, watch-fanout or populate.
+	// part of its latency; the other sessions' calls do not wait). A call is
+	// measured when it was due in the measured window, whenever it was sent.
+	// 0 runs closed loops: each session keeps Inflight calls outstanding.
+	// Not for sessions, watch-fanout or populate.
 	Rate float64
 	// Ops, when positive, ends the measured window after this many calls
 	// (watch-fanout: rounds; sessions: connect-and-close cycles) instead of

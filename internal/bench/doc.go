@@ -12,7 +12,10 @@
 // request. Calls made during the warm-up are not counted; the measured
 // window starts when the warm-up ends and closes when Config.Duration has
 // passed or Config.Ops calls have been issued, once the calls still in flight
-// have completed.
+// have completed. With Config.Rate (an open loop) the due time decides: the
+// calls due during the warm-up are not measured, even when sent after it,
+// and those due in the window are, even when a stalled session could only
+// send them after its end.
 //
 // Everything a run creates lives under a root of its own, /bench-<random>
 // (under the connect string's chroot, if any), made before the sessions

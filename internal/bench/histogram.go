@@ -60,18 +60,29 @@ type Percentiles struct {
 
 // Percentiles returns the histogram's percentiles (all zero when it is
 // empty). Each is the largest value equivalent, within the histogram's
-// precision, to the recorded value at that rank, and at most Max, which is
-// exact; so P50 <= P90 <= P99 <= P999 <= Max.
+// precision, to the recorded value at its nearest rank, ceil(q/100 * n)
+// (the smallest value that at least q% of the values do not exceed), and
+// at most Max, which is exact; so P50 <= P90 <= P99 <= P999 <= Max.
 func (h *Histogram) Percentiles() Percentiles {
-	if h.Count() == 0 {
+	n := h.Count()
+	if n == 0 {
 		return Percentiles{}
 	}
-	at := func(q float64) int64 { return min(h.h.ValueAtQuantile(q), h.max) }
+	// hdrhistogram rounds q/100*n to the nearest rank, one below the
+	// nearest rank when the fraction is under a half (p99.9 of 1,700
+	// values would be the 1,698th, leaving 0.12% of them above it). Ask it
+	// for the percentile whose rounded rank is ceil(q/100*n), computed in
+	// integers (q in tenths of a percent) so that no rounding of q/100*n
+	// moves it either.
+	at := func(permille int64) int64 {
+		rank := (permille*n + 999) / 1000
+		return min(h.h.ValueAtQuantile(100*float64(rank)/float64(n)), h.max)
+	}
 	return Percentiles{
-		P50:  at(50),
-		P90:  at(90),
-		P99:  at(99),
-		P999: at(99.9),
+		P50:  at(500),
+		P90:  at(900),
+		P99:  at(990),
+		P999: at(999),
 		Max:  h.max,
 		Mean: min(h.h.Mean(), float64(h.max)),
 	}

@@ -10,8 +10,9 @@ import (
 // the time the run took.
 func pacedRun(t *testing.T, rate float64, ops int64, callTime time.Duration) (*recorder, time.Duration) {
 	t.Helper()
-	r := &runner{cfg: Config{Rate: rate}, opsMode: true}
+	r := &runner{cfg: Config{Rate: rate, Ops: ops}, opsMode: true}
 	r.tickets.Store(ops)
+	r.measureStart.Store(1)
 	r.phase.Store(phaseMeasure)
 	rec := newRecorder()
 	slot := make(chan opFunc, 1)

@@ -43,11 +43,13 @@ type runner struct {
 	// calls and lets those in flight complete instead of failing them.
 	callCtx context.Context
 
-	t0           time.Time    // the base of the monotonic clock below
-	phase        atomic.Int32 // phaseWarmup, phaseMeasure, phaseStop
-	measureStart atomic.Int64 // ns after t0; set before phaseMeasure
-	opsMode      bool         // the window ends after cfg.Ops calls
-	tickets      atomic.Int64 // measured calls still to issue in opsMode
+	t0           time.Time     // the base of the monotonic clock below
+	phase        atomic.Int32  // phaseWarmup, phaseMeasure, phaseStop
+	measureStart atomic.Int64  // ns after t0; set before phaseMeasure
+	stopAt       atomic.Int64  // ns after t0: the end of a window timed by Duration, set before phaseStop
+	stopCh       chan struct{} // closed once phaseStop is set at the window's end
+	opsMode      bool          // the window ends after cfg.Ops calls
+	tickets      atomic.Int64  // measured calls still to issue in opsMode
 
 	calls      atomic.Int64 // completed calls, warm-up included, for progress
 	ops        atomic.Int64 // measured successful calls, for progress
@@ -241,6 +243,7 @@ func closeSessions(ss []*session) {
 // call has completed.
 func (r *runner) measure(ctx context.Context, sessions []*session, fan *fanout) error {
 	r.t0 = time.Now()
+	r.stopCh = make(chan struct{})
 	if r.cfg.Warmup == 0 {
 		if err := r.beginWindow(); err != nil {
 			return err
@@ -278,14 +281,17 @@ func (r *runner) measure(ctx context.Context, sessions []*session, fan *fanout) 
 	stopProgress := r.startProgress()
 	defer stopProgress()
 
-	wait := func(d time.Duration) {
+	// wait reports whether d passed.
+	wait := func(d time.Duration) bool {
 		t := time.NewTimer(d)
 		defer t.Stop()
 		select {
 		case <-t.C:
+			return true
 		case <-ctx.Done():
 		case <-allDone:
 		}
+		return false
 	}
 	var err error
 	if r.cfg.Warmup > 0 {
@@ -293,7 +299,10 @@ func (r *runner) measure(ctx context.Context, sessions []*session, fan *fanout) 
 		err = r.beginWindow()
 	}
 	if err == nil && !r.opsMode {
-		wait(r.cfg.Duration)
+		if wait(r.cfg.Duration) {
+			// An open loop still sends the calls due until now.
+			r.stopAt.Store(max(int64(time.Since(r.t0)), 1))
+		}
 	} else if err == nil {
 		select {
 		case <-ctx.Done():
@@ -301,6 +310,7 @@ func (r *runner) measure(ctx context.Context, sessions []*session, fan *fanout) 
 		}
 	}
 	r.phase.Store(phaseStop)
+	close(r.stopCh)
 	<-allDone
 	return errors.Join(err, r.endWindow())
 }
@@ -408,34 +418,106 @@ func (r *runner) startChain(s *session, op opFunc) {
 	next()
 }
 
+// schedule is an open loop's timetable (Config.Rate): call k is due
+// start + k*interval after the run's t0.
+type schedule struct {
+	start    time.Duration
+	interval float64 // ns
+}
+
+func (s schedule) due(k int64) time.Duration {
+	return s.start + time.Duration(float64(k)*s.interval)
+}
+
+// first returns the first call due at or after at.
+func (s schedule) first(at time.Duration) int64 {
+	if at <= s.start {
+		return 0
+	}
+	k := int64(float64(at-s.start) / s.interval)
+	for s.due(k) < at {
+		k++
+	}
+	for k > 0 && s.due(k-1) >= at {
+		k--
+	}
+	return k
+}
+
 // paced issues calls on a fixed schedule (Config.Rate): call k is due
-// k/Rate after the run's start and goes to session k mod len(slots), which
+// k/Rate after paced starts and goes to session k mod len(slots), which
 // holds the session's idle calls (a chainOp each, so that a workload's
 // per-chain state is never shared by two outstanding calls). A call due
-// while its session has none idle waits for one. Latency is counted from
-// the due time, so a server that falls behind shows it as latency (no
-// coordinated omission). It returns when admit says stop; the calls still
+// while its session has none idle waits for one; the other sessions' calls
+// do not wait for it. Latency is counted from the due time, so a server
+// that falls behind shows it as latency (no coordinated omission). Whether
+// a call is measured depends on its due time, not on when it could be sent:
+// the calls due during the warm-up are not measured, even when sent after
+// it; those due in the measured window are, even when sent after its end.
+// It returns when no more calls are due (pacedAdmit); the calls still
 // outstanding complete on their own.
 func (r *runner) paced(slots []chan opFunc, recs []*recorder) {
-	interval := float64(time.Second) / r.cfg.Rate
-	for k := int64(0); ; k++ {
-		due := r.t0.Add(time.Duration(float64(k) * interval))
+	s := schedule{start: time.Since(r.t0), interval: float64(time.Second) / r.cfg.Rate}
+	var wg sync.WaitGroup
+	for i := range slots {
+		wg.Go(func() { r.pacedSession(s, int64(i), int64(len(slots)), slots[i], recs[i]) })
+	}
+	wg.Wait()
+}
+
+// pacedSession issues calls i, i+n, i+2n, ... of s on one session.
+func (r *runner) pacedSession(s schedule, i, n int64, slot chan opFunc, rec *recorder) {
+	for k := i; ; k += n {
+		due := r.t0.Add(s.due(k))
 		if d := time.Until(due); d > 0 {
-			time.Sleep(d)
+			t := time.NewTimer(d)
+			select {
+			case <-t.C:
+			case <-r.stopCh:
+			}
+			t.Stop()
 		}
-		measured, ok := r.admit()
-		if !ok {
+		issue, measured, done := r.pacedAdmit(s, k)
+		if done {
 			return
 		}
-		i := int(k % int64(len(slots)))
-		op := <-slots[i]
+		if !issue {
+			continue
+		}
+		op := <-slot
 		r.chains.Add(1)
 		op(func(err error) {
-			r.record(recs[i], due, measured, err)
-			slots[i] <- op
+			r.record(rec, due, measured, err)
+			slot <- op
 			r.chains.Done()
 		})
 	}
+}
+
+// pacedAdmit says whether call k of s, due now or earlier, is issued and
+// whether it is measured: it is when it was due in the measured window,
+// which begins at measureStart and ends at stopAt (duration) or after
+// Config.Ops calls. done says that no later call is issued either: they
+// are due after the window, or the run was stopped otherwise (cancelled,
+// failed), when calls not yet issued are dropped.
+func (r *runner) pacedAdmit(s schedule, k int64) (issue, measured, done bool) {
+	phase := r.phase.Load()
+	stop := r.stopAt.Load() // stored before phaseStop
+	at := s.due(k)
+	if stop != 0 && int64(at) >= stop {
+		return false, false, true
+	}
+	ms := r.measureStart.Load()
+	measured = ms != 0 && int64(at) >= ms
+	switch {
+	case phase == phaseStop && stop == 0:
+		return false, false, true
+	case phase == phaseStop && !measured:
+		return false, false, false // a warm-up call found after the window
+	case measured && r.opsMode && k >= s.first(time.Duration(ms))+r.cfg.Ops:
+		return false, false, true
+	}
+	return true, measured, false
 }
 
 // sessionsLoop connects and closes sessions one after another.
