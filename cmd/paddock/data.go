@@ -52,7 +52,10 @@ func newSnapshotInspectCmd() *cobra.Command {
 			if ierr != nil {
 				return failed(ierr)
 			}
-			return werr
+			if werr != nil {
+				return failed(werr)
+			}
+			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON object")
@@ -141,7 +144,7 @@ func newDataVerifyCmd() *cobra.Command {
 				err = rep.WriteText(cmd.OutOrStdout())
 			}
 			if err != nil {
-				return err
+				return failed(err)
 			}
 			switch {
 			case !rep.OK():

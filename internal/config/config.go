@@ -85,8 +85,11 @@ type Config struct {
 	// (autopurge.snapRetainCount). Default 3; values below 3 become 3, as in
 	// ZooKeeper.
 	AutopurgeSnapRetainCount int
-	// AutopurgePurgeInterval is how often autopurge runs
-	// (autopurge.purgeInterval, hours). Default 0: never.
+	// AutopurgePurgeInterval is autopurge.purgeInterval (hours; default 0),
+	// shown in the admin server's initial configuration only: a server purges
+	// after every snapshot, keeping AutopurgeSnapRetainCount snapshots,
+	// whatever this says (ZooKeeper purges every purgeInterval hours, and
+	// never with 0).
 	AutopurgePurgeInterval time.Duration
 
 	// FourLetterWords are the four-letter words the server answers

@@ -31,6 +31,12 @@
 // DigestAuthenticationProvider.superDigest, znode.container.*) Paddock accepts
 // both spellings, with and without the "zookeeper." prefix.
 //
+// As in ZooKeeper 3.5+, a dynamicConfigFile key names a second file that
+// holds the ensemble: [Load] reads its server.N lines (group and weight
+// lines are warned about; any other key is an error), and refuses server.N
+// lines in the zoo.cfg itself. A relative path is relative to the working
+// directory, as in ZooKeeper. [Parse] reads no files and fails on the key.
+//
 // # Differences from ZooKeeper
 //
 //   - tickTime defaults to 2000 ms (ZooKeeper's sample value; its code default
@@ -46,11 +52,18 @@
 //     is used, as ZooKeeper does for dynamic configs. (ZooKeeper also lets
 //     that line win over clientPort, and fails when they differ.)
 //   - clientPort 0 means "any free port" (useful for tests), not "no port".
+//   - autopurge.purgeInterval does not schedule anything: the server purges
+//     after each snapshot, keeping autopurge.snapRetainCount snapshots, even
+//     with purgeInterval 0, with which ZooKeeper never purges.
 //   - jute.maxbuffer and znode.container.* are read from zoo.cfg; ZooKeeper
 //     reads them only as JVM system properties (-D flags).
 //   - The file is read as UTF-8; Java's Properties.load reads ISO-8859-1.
-//   - jute.maxbuffer accepts decimal or 0x-prefixed hex; a leading 0 is decimal
-//     (Java's Integer.decode would read it as octal).
+//   - The keys ZooKeeper reads as system properties with Integer.getInteger
+//     (jute.maxbuffer, snapCount, globalOutstandingLimit, znode.container.*,
+//     fsync.warningthresholdms) accept what Integer.decode does: a sign, then
+//     decimal or hex after 0x, 0X or #; but a leading 0 is decimal (Java would
+//     read it as octal), and a malformed value is an error (Java silently
+//     uses the default).
 //   - The myid file is read in standalone mode too (ZooKeeper skips it); a
 //     malformed one is then only a warning. An ensemble member without one
 //     fails, as in ZooKeeper.

@@ -67,20 +67,22 @@ func classify(key string) keyKind {
 		return keyUnsupported
 	case "secureClientPort", "secureClientPortAddress", "sslQuorum",
 		"portUnification", "client.portUnification", "skipACL",
-		"dynamicConfigFile", "localSessionsEnabled", "localSessionsUpgradingEnabled",
+		"localSessionsEnabled", "localSessionsUpgradingEnabled",
 		"maxCnxns", "enforceQuota", "readonlymode.enabled",
 		"sessionRequireClientSASLAuth", "enforce.auth.enabled", "enforce.auth.schemes",
 		"fips-mode", "superUser", "X509AuthenticationProvider.superUser",
 		"DigestAuthenticationProvider.digestAlg", "DigestAuthenticationProvider.enabled":
 		return keyUnsupported
 	}
-	for _, p := range []string{"jvm.pause.", "multiAddress.",
-		"group.", "weight.", "nio.", "netty."} {
+	for _, p := range []string{"jvm.pause.", "multiAddress.", "nio.", "netty."} {
 		if strings.HasPrefix(k, p) {
 			return keyIgnored
 		}
 	}
-	for _, p := range []string{"admin.", "ssl.", "authProvider.", "quorum.auth.", "kerberos.", "metricsProvider.ssl."} {
+	// group.N and weight.N (hierarchical quorums) would change which
+	// members form a quorum; Paddock's is a majority of the participants.
+	for _, p := range []string{"admin.", "ssl.", "authProvider.", "quorum.auth.", "kerberos.", "metricsProvider.ssl.",
+		"group.", "weight."} {
 		if strings.HasPrefix(k, p) {
 			return keyUnsupported
 		}
@@ -100,21 +102,28 @@ func parseInt32(s string) (int, error) {
 	return int(n), nil
 }
 
-// parseInt32HexOK also accepts a 0x or 0X prefix (jute.maxbuffer is read
-// with Integer.decode, so its default is often written 0xfffff).
-func parseInt32HexOK(s string) (int, error) {
+// parseJavaInt parses an int as Java's Integer.decode does, which is how
+// ZooKeeper reads the keys it takes as system properties (Integer.getInteger,
+// Long.getLong: jute.maxbuffer, snapCount, globalOutstandingLimit, ...): an
+// optional sign, then decimal digits or hex digits after 0x, 0X or #. So
+// jute.maxbuffer's default is often written 0xfffff. A leading 0 stays
+// decimal (Integer.decode would read it as octal).
+func parseJavaInt(s string) (int, error) {
 	digits, neg := s, false
-	if rest, ok := strings.CutPrefix(digits, "-"); ok {
-		digits, neg = rest, true
+	if len(digits) > 0 && (digits[0] == '-' || digits[0] == '+') {
+		digits, neg = digits[1:], digits[0] == '-'
 	}
-	hex, ok := strings.CutPrefix(digits, "0x")
-	if !ok {
-		hex, ok = strings.CutPrefix(digits, "0X")
+	base := 10
+	for _, p := range []string{"0x", "0X", "#"} {
+		if rest, ok := strings.CutPrefix(digits, p); ok {
+			digits, base = rest, 16
+			break
+		}
 	}
-	if !ok {
-		return parseInt32(s)
+	if digits == "" || digits[0] == '-' || digits[0] == '+' {
+		return 0, errors.New("is not an integer")
 	}
-	n, err := strconv.ParseUint(hex, 16, 32)
+	n, err := strconv.ParseUint(digits, base, 32)
 	if err != nil {
 		if errors.Is(err, strconv.ErrRange) {
 			return 0, errors.New("is out of range for a 32-bit integer")
@@ -129,6 +138,12 @@ func parseInt32HexOK(s string) (int, error) {
 		return 0, errors.New("is out of range for a 32-bit integer")
 	}
 	return int(v), nil
+}
+
+// parseJavaMillis parses a count of milliseconds with parseJavaInt.
+func parseJavaMillis(s string) (time.Duration, error) {
+	n, err := parseJavaInt(s)
+	return time.Duration(n) * time.Millisecond, err
 }
 
 // parseMillis parses an integer count of milliseconds.

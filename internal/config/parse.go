@@ -26,12 +26,14 @@ type Setting struct {
 
 // Parse reads a zoo.cfg from r, applies the overrides after it, derives the
 // unset values and validates the result. It does not touch the file system:
-// ServerID stays 1 because the myid file is not read (Load reads it).
+// ServerID stays 1 because the myid file is not read (Load reads it), and a
+// dynamicConfigFile key is an error (Load reads that file).
 // Warnings name unknown and unsupported keys; they are never fatal. Errors
 // from a bad value are *KeyError (several joined when Validate finds more
 // than one problem).
 func Parse(r io.Reader, overrides ...Setting) (*Config, []string, error) {
 	b := newBuilder("")
+	b.readFiles = false
 	if err := b.readFile(r); err != nil {
 		return nil, b.warnings, err
 	}
@@ -47,9 +49,10 @@ func Parse(r io.Reader, overrides ...Setting) (*Config, []string, error) {
 	return cfg, b.warnings, nil
 }
 
-// Load reads the zoo.cfg at path (none when path is ""), applies the
-// overrides, reads ServerID from the myid file in DataDir when it exists, and
-// validates the result. Messages name path and the line. A missing,
+// Load reads the zoo.cfg at path (none when path is ""), then the dynamic
+// config file its dynamicConfigFile key names (server.N lines only, as in
+// ZooKeeper), applies the overrides, reads ServerID from the myid file in
+// DataDir when it exists, and validates the result. Messages name path and the line. A missing,
 // unreadable or malformed myid is an error for an ensemble, as in ZooKeeper
 // ("myid file is missing"); a standalone server keeps ServerID 1 (an
 // unreadable or malformed myid is then a warning: ZooKeeper does not read
@@ -138,15 +141,28 @@ type builder struct {
 	metricsClass   int
 	metricsPortSet bool
 	peerTypeWhere  string // where peerType was last set, "" when it was not
+
+	// readFiles: the dynamic config file may be read (Load, not Parse).
+	readFiles bool
+	// dynamicFile is dynamicConfigFile's value, dynamicWhere where it was
+	// set ("" when it was not).
+	dynamicFile, dynamicWhere string
+	// inDynamic: the dynamic config file is being applied.
+	inDynamic bool
+	// staticQuorumKey is the first server.N, group or weight key of the
+	// zoo.cfg itself, staticQuorumWhere its place; with dynamicConfigFile
+	// such keys must be in the dynamic file.
+	staticQuorumKey, staticQuorumWhere string
 }
 
 func newBuilder(name string) *builder {
 	return &builder{
-		cfg:     Default(),
-		name:    name,
-		ignored: make(map[string]bool),
-		seen:    make(map[string]string),
-		servers: make(map[string]Server),
+		cfg:       Default(),
+		readFiles: true,
+		name:      name,
+		ignored:   make(map[string]bool),
+		seen:      make(map[string]string),
+		servers:   make(map[string]Server),
 	}
 }
 
@@ -191,6 +207,11 @@ func (b *builder) finish(overrides []Setting) (*Config, error) {
 			where = "override"
 		}
 		if err := b.apply(s.Key, s.Value, where, false); err != nil {
+			return nil, err
+		}
+	}
+	if b.dynamicWhere != "" {
+		if err := b.readDynamicFile(); err != nil {
 			return nil, err
 		}
 	}
@@ -277,6 +298,9 @@ func (b *builder) apply(rawKey, rawValue, where string, fromFile bool) error {
 	if fromFile {
 		b.seen[canon] = where
 	}
+	if fromFile && !b.inDynamic && b.staticQuorumKey == "" && isQuorumKey(key) {
+		b.staticQuorumKey, b.staticQuorumWhere = key, where
+	}
 	handled, err := b.set(canon, value, where, fromFile)
 	if err != nil {
 		return &KeyError{Key: key, Value: value, Where: where, Reason: err.Error()}
@@ -326,9 +350,9 @@ func (b *builder) set(key, value, where string, fromFile bool) (bool, error) {
 	case "maxClientCnxns":
 		c.MaxClientCnxns, err = parseInt32(value)
 	case "globalOutstandingLimit":
-		c.GlobalOutstandingLimit, err = parseInt32(value)
+		c.GlobalOutstandingLimit, err = parseJavaInt(value)
 	case "snapCount":
-		c.SnapCount, err = parseInt32(value)
+		c.SnapCount, err = parseJavaInt(value)
 		if err == nil && c.SnapCount < minSnapCount {
 			b.warnf(where, "snapCount %d is below %d; using %d", c.SnapCount, minSnapCount, minSnapCount)
 			c.SnapCount = minSnapCount
@@ -345,7 +369,7 @@ func (b *builder) set(key, value, where string, fromFile bool) (bool, error) {
 	case "4lw.commands.whitelist":
 		c.FourLetterWords = ParseWhitelist(value)
 	case "jute.maxbuffer":
-		c.JuteMaxBuffer, err = parseInt32HexOK(value)
+		c.JuteMaxBuffer, err = parseJavaInt(value)
 	case "extendedTypesEnabled":
 		c.ExtendedTypesEnabled, err = parseBool(value)
 	case "clientTcpKeepAlive":
@@ -356,9 +380,14 @@ func (b *builder) set(key, value, where string, fromFile bool) (bool, error) {
 			err = checkSuperDigest(value)
 		}
 	case "znode.container.checkIntervalMs":
-		c.ContainerCheckInterval, err = parseMillis(value)
+		c.ContainerCheckInterval, err = parseJavaMillis(value)
 	case "znode.container.maxPerMinute":
-		c.ContainerMaxPerMinute, err = parseInt32(value)
+		c.ContainerMaxPerMinute, err = parseJavaInt(value)
+	case "dynamicConfigFile":
+		b.dynamicFile, b.dynamicWhere = value, where
+		if value == "" {
+			err = errors.New("must name a file")
+		}
 	case "peerType":
 		b.peerTypeWhere = where
 		switch strings.ToLower(value) {
@@ -379,7 +408,7 @@ func (b *builder) set(key, value, where string, fromFile bool) (bool, error) {
 	case "metricsProvider.exportJvmInfo":
 		c.MetricsExportRuntime, err = parseBool(value)
 	case "fsync.warningthresholdms":
-		c.FsyncWarningThreshold, err = parseMillis(value)
+		c.FsyncWarningThreshold, err = parseJavaMillis(value)
 	case "paddock.snapLogPercent":
 		c.SnapLogPercent, err = parseInt32(value)
 		if err == nil && c.SnapLogPercent < 0 {
@@ -455,4 +484,55 @@ func parseMetricsProvider(s string) (int, error) {
 	}
 	return 0, errors.New("is not a metrics provider Paddock has " +
 		"(org.apache.zookeeper.metrics.prometheus.PrometheusMetricsProvider, or ZooKeeper's DefaultMetricsProvider for none)")
+}
+
+// isQuorumKey reports the keys ZooKeeper keeps in the dynamic config file:
+// server.N, group.N and weight.N.
+func isQuorumKey(key string) bool {
+	return strings.HasPrefix(key, "server.") || strings.HasPrefix(key, "group") || strings.HasPrefix(key, "weight")
+}
+
+// readDynamicFile applies the dynamic config file dynamicConfigFile names,
+// as ZooKeeper's QuorumPeerConfig.parse does: the file holds only server.N
+// (and group and weight) lines, none of which may then be in the zoo.cfg
+// itself. A relative path is relative to the working directory, as in
+// ZooKeeper.
+func (b *builder) readDynamicFile() error {
+	if b.staticQuorumKey != "" {
+		return &KeyError{Key: b.staticQuorumKey, Where: b.staticQuorumWhere,
+			Reason: "must be in the dynamic config file when dynamicConfigFile is set, as ZooKeeper requires"}
+	}
+	path := b.dynamicFile
+	fail := func(reason string) error {
+		return &KeyError{Key: "dynamicConfigFile", Value: path, Where: b.dynamicWhere, Reason: reason}
+	}
+	if !b.readFiles {
+		return fail("cannot be read: Parse reads no files (Load does)")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fail(err.Error())
+	}
+	props, err := readProperties(f)
+	f.Close()
+	if err != nil {
+		return fail(err.Error())
+	}
+	b.inDynamic = true
+	defer func() { b.inDynamic = false }()
+	for _, p := range props {
+		key, where := strings.TrimSpace(p.key), path+":"+strconv.Itoa(p.line)
+		switch {
+		case key == "version":
+			return &KeyError{Key: key, Value: strings.TrimSpace(p.value), Where: where,
+				Reason: "must not be in a dynamic config file (ZooKeeper takes the version from the file name)"}
+		case !isQuorumKey(key):
+			return &KeyError{Key: key, Value: strings.TrimSpace(p.value), Where: where,
+				Reason: "is not allowed in a dynamic config file (only server.N, group and weight lines)"}
+		}
+		if err := b.apply(key, p.value, where, true); err != nil {
+			return err
+		}
+	}
+	return nil
 }
