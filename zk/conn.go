@@ -164,6 +164,12 @@ func (c *Conn) QueuedEvents() int { return c.events.len() }
 // waiting with ErrClosed, and delivers StateClosed to the watchers. The
 // delivery goroutine ends once it has run what was queued; Close does not
 // wait for it, so it may be called from a callback. Close is idempotent.
+//
+// Close returns an error only when it asked the server to close the session
+// and got no confirmation (the connection was lost or the server did not
+// answer in time): the Conn is closed all the same, but the session may
+// live on, with its ephemeral znodes, until the server expires it. Closing
+// while disconnected, or a second time, returns nil.
 func (c *Conn) Close() error {
 	c.mu.Lock()
 	if c.closing || c.state.final() {
@@ -175,17 +181,19 @@ func (c *Conn) Close() error {
 	connected := c.state.Connected()
 	wait := c.timeout * 2 / 3
 	c.mu.Unlock()
+	var err error
 	if connected {
 		cl := c.newCall(proto.OpCloseSession, "", &proto.Empty{}, nil)
 		ctx, cancel := context.WithTimeout(context.Background(), wait)
-		if err := c.do(ctx, cl); err != nil {
+		if err = c.do(ctx, cl); err != nil {
 			c.log.Debug("zk: close session", "err", err)
+			err = fmt.Errorf("zk: close session 0x%x: %w", c.SessionID(), err)
 		}
 		cancel()
 	}
 	close(c.closeCh)
 	<-c.done
-	return nil
+	return err
 }
 
 // loop connects, serves and reconnects until the session ends.

@@ -269,3 +269,45 @@ func TestFakeReadOnlyTLSProbe(t *testing.T) {
 		t.Error("the read-write server was never asked isro")
 	}
 }
+
+// TestFakeCloseReportsUnconfirmedClose: Close returns nil when the server
+// confirms closeSession, and an error when it never answers (the session
+// may live on until it expires); before, it returned nil either way.
+func TestFakeCloseReportsUnconfirmedClose(t *testing.T) {
+	t.Run("confirmed", func(t *testing.T) {
+		s := newFakeZK(t, false)
+		c, fc := connectFake(t, s, zk.WithSessionTimeout(1500*time.Millisecond))
+		closed := make(chan error, 1)
+		go func() { closed <- c.Close() }()
+		r := fc.next(t)
+		if r.op != proto.OpCloseSession {
+			t.Fatalf("request %s, want closeSession", r.op)
+		}
+		fc.reply(t, r.xid, 1, proto.ErrOK, nil)
+		if err := recv(t, closed, "Close"); err != nil {
+			t.Errorf("Close after a confirmed closeSession: %v", err)
+		}
+	})
+	t.Run("never answered", func(t *testing.T) {
+		s := newFakeZK(t, false)
+		c, fc := connectFake(t, s, zk.WithSessionTimeout(1500*time.Millisecond))
+		closed := make(chan error, 1)
+		go func() { closed <- c.Close() }()
+		if r := fc.next(t); r.op != proto.OpCloseSession {
+			t.Fatalf("request %s, want closeSession", r.op)
+		}
+		go func() {
+			for {
+				if _, err := fc.read(fakeWait); err != nil {
+					return
+				}
+			}
+		}()
+		if err := recv(t, closed, "Close"); err == nil {
+			t.Error("Close returned nil though the server never confirmed closeSession")
+		}
+		if err := c.Close(); err != nil {
+			t.Errorf("second Close: %v, want nil", err)
+		}
+	})
+}

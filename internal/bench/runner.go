@@ -530,7 +530,7 @@ func (r *runner) sessionsLoop(rec *recorder) {
 		start := time.Now()
 		c, err := r.connect(r.callCtx)
 		if err == nil {
-			c.Close()
+			err = c.Close() // a close the server did not confirm fails the cycle
 		}
 		r.record(rec, start, measured, err)
 	}
