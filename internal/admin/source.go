@@ -77,6 +77,9 @@ type ServerStats struct {
 	// ZooKeeper does.
 	ClientResponse BufferStats `json:"client_response"`
 	NodeCount      int         `json:"node_count"`
+	// ProposalStats are a leader's proposal sizes (ZooKeeper's
+	// Leader.getProposalStats); absent on other members.
+	ProposalStats *BufferStats `json:"proposal_stats,omitempty"`
 }
 
 // ServerCounters is ZooKeeper's ServerStats object. The field names,
@@ -175,6 +178,11 @@ type Monitor struct {
 	SyncedNonVotingFollowers *int   `json:"synced_non_voting_followers,omitempty"`
 	SyncedObservers          *int   `json:"synced_observers,omitempty"`
 	PendingSyncs             *int   `json:"pending_syncs,omitempty"`
+	LeaderUptime             *int64 `json:"leader_uptime,omitempty"`
+	LastProposalSize         *int64 `json:"last_proposal_size,omitempty"`
+	MinProposalSize          *int64 `json:"min_proposal_size,omitempty"`
+	MaxProposalSize          *int64 `json:"max_proposal_size,omitempty"`
+	ObserverMasterID         *int64 `json:"observer_master_id,omitempty"`
 }
 
 // Configuration is conf's answer (ZooKeeper's ZooKeeperServer.getConf).

@@ -15,20 +15,24 @@ type Whitelist struct {
 	words map[string]struct{}
 }
 
-// ParseWhitelist builds a Whitelist from a comma- or whitespace-separated
-// list such as "srvr, ruok,mntr". A "*" entry allows every command. Empty
-// entries are skipped; entries are case-sensitive, as in ZooKeeper.
+// ParseWhitelist builds a Whitelist from a comma-separated list such as
+// "srvr, ruok,mntr", as ZooKeeper's FourLetterCommands does: the list is
+// split on commas only and each entry trimmed of spaces and control
+// characters (Java's String.trim), so "ruok mntr" is one entry that names
+// no command. A "*" entry allows every command. Empty entries are skipped;
+// entries are case-sensitive, as in ZooKeeper.
 func ParseWhitelist(list string) Whitelist {
 	var w Whitelist
-	fields := strings.FieldsFunc(list, func(r rune) bool {
-		return r == ',' || r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '\f'
-	})
-	for _, f := range fields {
-		if f == "*" {
+	for _, f := range strings.Split(list, ",") {
+		f = strings.TrimFunc(f, func(r rune) bool { return r <= ' ' })
+		switch f {
+		case "":
+			continue
+		case "*":
 			return Whitelist{all: true}
 		}
 		if w.words == nil {
-			w.words = make(map[string]struct{}, len(fields))
+			w.words = make(map[string]struct{})
 		}
 		w.words[f] = struct{}{}
 	}

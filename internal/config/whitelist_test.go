@@ -12,7 +12,12 @@ func TestWhitelist(t *testing.T) {
 		{"", []string{"srvr"}, []string{"ruok", "mntr", "stat", "isro", ""}, "srvr"},
 		{"ruok", []string{"srvr", "ruok"}, []string{"mntr"}, "ruok,srvr"},
 		{"ruok,mntr", []string{"ruok", "mntr", "srvr"}, []string{"stat"}, "mntr,ruok,srvr"},
-		{" stat ,  ruok\tmntr  cons,, ", []string{"stat", "ruok", "mntr", "cons"}, []string{"dump"}, "cons,mntr,ruok,srvr,stat"},
+		// As ZooKeeper: split on commas only, each entry trimmed of
+		// spaces and control characters.
+		{"ruok, mntr", []string{"ruok", "mntr", "srvr"}, []string{"stat"}, "mntr,ruok,srvr"},
+		{" stat ,\t\r\n ruok\f,, ", []string{"stat", "ruok"}, []string{"dump"}, "ruok,srvr,stat"},
+		{"ruok mntr", []string{"srvr"}, []string{"ruok", "mntr"}, "ruok mntr,srvr"},
+		{"stat ,  ruok\tmntr  cons", []string{"stat"}, []string{"ruok", "mntr", "cons"}, "ruok\tmntr  cons,srvr,stat"},
 		{"srvr", []string{"srvr"}, []string{"ruok"}, "srvr"},
 		{"*", []string{"srvr", "ruok", "wchc", "dump", "isro"}, nil, "*"},
 		{"ruok, *", []string{"mntr"}, nil, "*"},

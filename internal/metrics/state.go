@@ -53,6 +53,9 @@ type RaftState struct {
 type QuorumState struct {
 	// Size is the number of voting members (quorum_size).
 	Size int
+	// Observer is true on an observer, which reports no synced_observers:
+	// ZooKeeper registers that gauge on its leader and followers only.
+	Observer bool
 	// Leading is true on the leader: the fields below are the leader's
 	// view, and reported only then, as ZooKeeper registers them only on
 	// its leader.
@@ -63,6 +66,11 @@ type QuorumState struct {
 	SyncedFollowers int
 	SyncedObservers int
 	LeaderUptime    time.Duration
+	// LastProposalSize, MinProposalSize and MaxProposalSize are the sizes
+	// in bytes of the proposals committed since this member became leader
+	// (or the last srst), -1 before the first: ZooKeeper's proposal
+	// BufferStats.
+	LastProposalSize, MinProposalSize, MaxProposalSize int64
 }
 
 // gauge is one gauge the state collector reports.
@@ -88,6 +96,17 @@ func inQuorum(f func(*QuorumState) float64) func(*State) (float64, bool) {
 func leading(f func(*QuorumState) float64) func(*State) (float64, bool) {
 	return func(st *State) (float64, bool) {
 		if st.Quorum == nil || !st.Quorum.Leading {
+			return 0, false
+		}
+		return f(st.Quorum), true
+	}
+}
+
+// voting reports f on the voting members of an ensemble, not on an
+// observer or a standalone server.
+func voting(f func(*QuorumState) float64) func(*State) (float64, bool) {
+	return func(st *State) (float64, bool) {
+		if st.Quorum == nil || st.Quorum.Observer {
 			return 0, false
 		}
 		return f(st.Quorum), true
@@ -134,7 +153,7 @@ func stateGauges() []gauge {
 		g("non_mtls_local_conn_count", "Local connections without mutual TLS (always 0, as mntr).", always(zero)),
 
 		g("quorum_size", "Number of voting members of the ensemble.", inQuorum(func(q *QuorumState) float64 { return float64(q.Size) })),
-		g("synced_observers", "Observers synced with this member (leader: observers it replicates to; follower: 0).", inQuorum(func(q *QuorumState) float64 {
+		g("synced_observers", "Observers synced with this member (leader: observers it replicates to; follower: 0); not on observers.", voting(func(q *QuorumState) float64 {
 			if !q.Leading {
 				return 0
 			}
@@ -145,6 +164,9 @@ func stateGauges() []gauge {
 		g("synced_non_voting_followers", "Leader only: non-voting followers in sync (always 0).", leading(func(*QuorumState) float64 { return 0 })),
 		g("pending_syncs", "Leader only: learner syncs in progress (always 0).", leading(func(*QuorumState) float64 { return 0 })),
 		g("leader_uptime", "Leader only: milliseconds since this member became leader.", leading(func(q *QuorumState) float64 { return ms(q.LeaderUptime) })),
+		g("last_proposal_size", "Leader only: size in bytes of the last proposal committed (-1 before the first).", leading(func(q *QuorumState) float64 { return float64(q.LastProposalSize) })),
+		g("max_proposal_size", "Leader only: size in bytes of the largest proposal committed (-1 before the first).", leading(func(q *QuorumState) float64 { return float64(q.MaxProposalSize) })),
+		g("min_proposal_size", "Leader only: size in bytes of the smallest proposal committed (-1 before the first).", leading(func(q *QuorumState) float64 { return float64(q.MinProposalSize) })),
 
 		g("paddock_serving", "1 while the server answers clients, else 0.", always(func(s *State) float64 { return b2f(s.Serving) })),
 		g("paddock_raft_term", "Current raft term.", always(func(s *State) float64 { return float64(s.Raft.Term) })),

@@ -90,8 +90,14 @@ func (a *adminSource) Mode() string { return a.srv().Mode() }
 func (a *adminSource) ServerStats() admin.ServerStats {
 	s := a.srv()
 	min, avg, max, _ := s.stats.latency.get()
+	var proposals *admin.BufferStats
+	if !s.cfg.Standalone() && s.node.Status().IsLeader {
+		last, min, max := s.stats.proposals.get()
+		proposals = &admin.BufferStats{LastBufferSize: last, MinBufferSize: min, MaxBufferSize: max}
+	}
 	return admin.ServerStats{
-		Version: fullVersion(),
+		Version:       fullVersion(),
+		ProposalStats: proposals,
 		ServerStats: admin.ServerCounters{
 			PacketsSent:               s.stats.sent.Load(),
 			PacketsReceived:           s.stats.received.Load(),
@@ -189,11 +195,19 @@ func (a *adminSource) Monitor() admin.Monitor {
 	quorum := len(st.Voters)
 	m.QuorumSize = &quorum
 	m.PeerState = s.peerState(st)
+	if st.IsLearner() {
+		id := observerMasterID(st)
+		m.ObserverMasterID = &id
+	}
 	if st.IsLeader {
 		learners, followers, observers := syncedCounts(st)
 		zero := 0
 		m.Learners, m.SyncedFollowers, m.SyncedObservers = &learners, &followers, &observers
 		m.SyncedNonVotingFollowers, m.PendingSyncs = &zero, &zero
+		uptime := s.stats.leaderUptime().Milliseconds()
+		last, min, max := s.stats.proposals.get()
+		m.LeaderUptime = &uptime
+		m.LastProposalSize, m.MinProposalSize, m.MaxProposalSize = &last, &min, &max
 	}
 	return m
 }

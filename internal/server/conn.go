@@ -217,6 +217,12 @@ func (c *conn) sent(ok bool) {
 		c.log.Warn("closing connection: client is not reading its replies", "queued_bytes", c.out.size())
 		c.close()
 	}
+	c.countSent()
+}
+
+// countSent counts a packet sent that goes out without the outbound queue
+// (the ConnectResponse), for the connection and the server.
+func (c *conn) countSent() {
 	c.stats.sent.Add(1)
 	c.s.stats.sent.Add(1)
 }
@@ -256,6 +262,10 @@ func (c *conn) serve() {
 		c.logFrameError(err)
 		return
 	}
+	// ZooKeeper counts the ConnectRequest as a packet received, for the
+	// connection and the server, whatever becomes of it.
+	c.stats.received.Add(1)
+	c.s.stats.received.Add(1)
 	if !c.handshake(frame, br) {
 		return
 	}
@@ -829,7 +839,7 @@ func (c *conn) inlineRead(it *item) bool {
 	c.s.read(c, it)
 	d := time.Since(it.received)
 	c.stats.record(it, d, c.s.lastZxid())
-	c.s.stats.record(d)
+	c.s.stats.record(d) // an auth packet is never answered inline
 	c.s.metrics.request(it, d)
 	c.freeItem(it)
 	return true
@@ -902,7 +912,11 @@ func (c *conn) finishStats(it *item) {
 	c.inflight.Add(-1)
 	d := time.Since(it.received)
 	c.stats.record(it, d, c.s.lastZxid())
-	c.s.stats.record(d)
+	if it.op != proto.OpAuth && it.op != proto.OpSASL {
+		// ZooKeeper answers auth and SASL packets outside its request
+		// pipeline, which alone updates the server's latency.
+		c.s.stats.record(d)
+	}
 	c.s.metrics.request(it, d)
 	c.releaseItem(it)
 }
@@ -995,6 +1009,7 @@ func (c *conn) appendWriteReply(b []byte, it *item) []byte {
 // handshake reads the ConnectRequest and opens or resumes a session. It
 // reports whether the connection goes on.
 func (c *conn) handshake(frame []byte, br *bufio.Reader) bool {
+	start := time.Now()
 	c.s.metrics.connectRequest(len(frame))
 	var req proto.ConnectRequest
 	if err := proto.Unmarshal(frame, &req); err != nil {
@@ -1025,6 +1040,12 @@ func (c *conn) handshake(frame []byte, br *bufio.Reader) bool {
 			c.log.Warn("closing connection: creating session failed", "err", err)
 			return false
 		}
+		// Answered as ZooKeeper's request pipeline answers createSession:
+		// the connection's stats (lop=SESS) and the server's latency.
+		d := time.Since(start)
+		c.stats.recordSession(d, c.s.lastZxid())
+		c.s.stats.record(d)
+		c.s.metrics.session(d)
 		resp.SessionID, resp.Passwd = id, passwd
 		if c.debug() {
 			c.log.Debug("session established", "session", fmt.Sprintf("0x%x", id), "timeout", timeout)
@@ -1060,6 +1081,7 @@ func (c *conn) handshake(frame []byte, br *bufio.Reader) bool {
 		if !valid || entry == nil {
 			c.log.Info("refusing reconnect: session expired or password wrong", "session", fmt.Sprintf("0x%x", req.SessionID))
 			dead := proto.ConnectResponse{Passwd: make([]byte, 16), OmitReadOnly: req.OmitReadOnly}
+			c.countSent()
 			c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.HandshakeTimeout))
 			c.nc.Write(proto.AppendRecordFrame(nil, &dead))
 			return false
@@ -1081,6 +1103,7 @@ func (c *conn) handshake(frame []byte, br *bufio.Reader) bool {
 	}
 	c.s.tracker.SetTimeout(c.entry, time.Duration(timeout)*time.Millisecond, time.Now())
 	c.s.attach(c)
+	c.countSent() // before the client can see it, as a queued reply is
 	c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.HandshakeTimeout))
 	if _, err := c.nc.Write(proto.AppendRecordFrame(nil, &resp)); err != nil {
 		return false

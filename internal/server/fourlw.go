@@ -18,6 +18,7 @@ import (
 
 	"github.com/paddockhq/paddock/internal/config"
 	"github.com/paddockhq/paddock/internal/proto"
+	"github.com/paddockhq/paddock/internal/raftnode"
 	"github.com/paddockhq/paddock/internal/watch"
 )
 
@@ -32,7 +33,13 @@ import (
 //     included: ZooKeeper prints only queued/recved/sent for a connection
 //     without a session (such as the one asking) and drops lcxid after a
 //     reset, and go-zookeeper's FLWCons rejects both;
-//   - envi reports the Go runtime (go.version) instead of the java.* keys.
+//   - envi reports the Go runtime (go.version) instead of the java.* keys;
+//   - conf's dataDir and dataLogDir are the configured directories, where
+//     ZooKeeper prints the directories of its snapshots and transaction
+//     logs, <dir>/version-2: Paddock has no version-2 directory (its
+//     snapshots and log are in the snap and wal subdirectories, in its own
+//     format), and dataDirSize and dataLogSize are the sizes of what the
+//     printed directories hold.
 //
 // mntr prints ZooKeeper's server gauges that Paddock has a value for, in
 // ZooKeeper's order (see mntrKeys); ZooKeeper's pipeline counters and
@@ -217,8 +224,13 @@ func (s *Server) writeServerStats(b *strings.Builder, clients bool) {
 	fmt.Fprintf(b, "Connections: %d\n", len(conns))
 	fmt.Fprintf(b, "Outstanding: %d\n", len(s.outstanding))
 	fmt.Fprintf(b, "Zxid: 0x%s\n", hex64(s.lastZxid()))
-	fmt.Fprintf(b, "Mode: %s\n", s.mode())
+	mode := s.mode()
+	fmt.Fprintf(b, "Mode: %s\n", mode)
 	fmt.Fprintf(b, "Node count: %d\n", zkNodeCount(s.nodeCount()))
+	if mode == "leader" {
+		last, min, max := s.stats.proposals.get()
+		fmt.Fprintf(b, "Proposal sizes last/min/max: %d/%d/%d\n", last, min, max)
+	}
 }
 
 // writeConf writes conf: ZooKeeperServer.dumpConf's keys, in its order.
@@ -306,10 +318,17 @@ func (s *Server) writeConnection(b *strings.Builder, ci connInfo, brief bool) {
 		// failed write leaves "NA" too, with the zxid of its answer.
 		cs := &ci.c.stats
 		cs.mu.Lock()
-		if cs.answered {
-			d.lastZxid = cs.lastZxid
-		}
+		answered, untouched, zxid := cs.answered, cs.lastOp == "", cs.lastZxid
 		cs.mu.Unlock()
+		switch {
+		case answered:
+			d.lastZxid = zxid
+		case untouched && ci.sessionID != 0:
+			// A session resumed on this connection that has answered
+			// nothing yet (nor been reset by crst): ZooKeeper's
+			// ServerCnxn still has its fields' initial values.
+			d.lastOp, d.lastZxid = "null", 0
+		}
 	}
 	fmt.Fprintf(b, " /%s[%d](queued=%d,recved=%d,sent=%d", ci.c.remote, d.interestOps,
 		d.queued, d.received, d.sent)
@@ -368,23 +387,30 @@ func osVersion() string {
 	return "<NA>"
 }
 
-// mntrKeys lists, in the order ZooKeeper 3.8 standalone prints them (its
-// server gauges come first, in the order of its metrics map), the mntr keys
-// Paddock reports. Left out, because Paddock keeps no such value:
-// zk_last_client_response_size, zk_max_client_response_size,
-// zk_min_client_response_size (response sizes are not recorded),
-// zk_auth_failed_count (failed authentications are not counted), and every
-// counter and summary ZooKeeper's metrics provider prints after the gauges
-// (zk_proposal_count … zk_*_per_namespace), which measure ZooKeeper's
-// request-processor pipeline.
+// mntrKeys lists, in the order ZooKeeper 3.8 prints them, the mntr keys
+// Paddock reports; each server prints those it has a value for. ZooKeeper
+// prints its server's monitor values first (zk_version, zk_server_state,
+// on an ensemble member zk_peer_state, on an observer
+// zk_observer_master_id), then its gauges in the order of its metrics map,
+// the same relative order for a standalone server, a follower, an observer
+// and a leader, whose own gauges come in between. Left out, because
+// Paddock keeps no such value: zk_last_client_response_size,
+// zk_max_client_response_size, zk_min_client_response_size (response sizes
+// are not recorded), zk_auth_failed_count (failed authentications are not
+// counted), and every counter and summary ZooKeeper's metrics provider
+// prints after the gauges (zk_proposal_count … zk_*_per_namespace), which
+// measure ZooKeeper's request-processor pipeline.
 var mntrKeys = []string{
-	"zk_version", "zk_server_state", "zk_ephemerals_count", "zk_num_alive_connections",
-	"zk_avg_latency", "zk_outstanding_requests", "zk_znode_count", "zk_global_sessions",
+	"zk_version", "zk_server_state", "zk_peer_state", "zk_observer_master_id",
+	"zk_ephemerals_count", "zk_num_alive_connections", "zk_avg_latency", "zk_min_proposal_size",
+	"zk_outstanding_requests", "zk_znode_count", "zk_global_sessions",
 	"zk_non_mtls_remote_conn_count", "zk_packets_sent", "zk_packets_received",
-	"zk_connection_drop_probability", "zk_watch_count", "zk_min_latency",
+	"zk_max_proposal_size", "zk_synced_followers", "zk_connection_drop_probability",
+	"zk_watch_count", "zk_synced_non_voting_followers", "zk_synced_observers", "zk_min_latency",
 	"zk_max_file_descriptor_count", "zk_approximate_data_size", "zk_open_file_descriptor_count",
+	"zk_last_proposal_size", "zk_pending_syncs", "zk_leader_uptime",
 	"zk_local_sessions", "zk_uptime", "zk_max_latency", "zk_outstanding_tls_handshake",
-	"zk_non_mtls_local_conn_count",
+	"zk_learners", "zk_non_mtls_local_conn_count", "zk_quorum_size",
 }
 
 // writeMntr writes mntr: "zk_<key>\t<value>" lines, integers in decimal and
@@ -422,33 +448,54 @@ func (s *Server) writeMntr(b *strings.Builder) {
 		"zk_outstanding_tls_handshake":   "0",
 		"zk_non_mtls_local_conn_count":   "0",
 	}
+	s.mntrEnsemble(values)
 	for _, k := range mntrKeys {
-		fmt.Fprintf(b, "%s\t%s\n", k, values[k])
+		if v, ok := values[k]; ok {
+			fmt.Fprintf(b, "%s\t%s\n", k, v)
+		}
 	}
-	s.writeMntrEnsemble(b)
 }
 
-// writeMntrEnsemble adds the keys ZooKeeper prints for a quorum member:
-// the quorum size and peer state on every member, and on the leader its
-// view of the others (a member is synced when it is replicating, not
-// being probed or sent a snapshot, and was heard from within an election
-// timeout).
-func (s *Server) writeMntrEnsemble(b *strings.Builder) {
+// mntrEnsemble adds the values ZooKeeper prints for a quorum member: the
+// quorum size and peer state on every member, the member it learns from
+// on an observer (Paddock's observers replicate from the leader), and on
+// the leader its uptime as leader, its proposal sizes and its view of the
+// others (a member is synced when it is replicating, not being probed or
+// sent a snapshot, and was heard from within an election timeout).
+func (s *Server) mntrEnsemble(values map[string]string) {
 	if s.cfg.Standalone() {
 		return
 	}
 	st := s.node.Status()
-	fmt.Fprintf(b, "zk_quorum_size\t%d\n", len(st.Voters))
-	fmt.Fprintf(b, "zk_peer_state\t%s\n", s.peerState(st))
+	values["zk_quorum_size"] = strconv.Itoa(len(st.Voters))
+	values["zk_peer_state"] = s.peerState(st)
+	if st.IsLearner() {
+		values["zk_observer_master_id"] = strconv.FormatInt(observerMasterID(st), 10)
+	}
 	if !st.IsLeader {
 		return
 	}
 	learners, followers, observers := syncedCounts(st)
-	fmt.Fprintf(b, "zk_learners\t%d\n", learners)
-	fmt.Fprintf(b, "zk_synced_followers\t%d\n", followers)
-	fmt.Fprintf(b, "zk_synced_non_voting_followers\t%d\n", 0)
-	fmt.Fprintf(b, "zk_synced_observers\t%d\n", observers)
-	fmt.Fprintf(b, "zk_pending_syncs\t%d\n", 0)
+	last, min, max := s.stats.proposals.get()
+	values["zk_learners"] = strconv.Itoa(learners)
+	values["zk_synced_followers"] = strconv.Itoa(followers)
+	values["zk_synced_non_voting_followers"] = "0"
+	values["zk_synced_observers"] = strconv.Itoa(observers)
+	values["zk_pending_syncs"] = "0"
+	values["zk_leader_uptime"] = strconv.FormatInt(s.stats.leaderUptime().Milliseconds(), 10)
+	values["zk_last_proposal_size"] = strconv.FormatInt(last, 10)
+	values["zk_min_proposal_size"] = strconv.FormatInt(min, 10)
+	values["zk_max_proposal_size"] = strconv.FormatInt(max, 10)
+}
+
+// observerMasterID is an observer's zk_observer_master_id: the id of the
+// member it learns from, the leader; -1 while it knows none, as ZooKeeper
+// prints for an observer not connected to a master.
+func observerMasterID(st raftnode.Status) int64 {
+	if st.Lead == 0 {
+		return -1
+	}
+	return int64(st.Lead)
 }
 
 // sessionOf returns the session id of a watcher.

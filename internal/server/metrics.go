@@ -16,23 +16,34 @@ import (
 )
 
 // serverMetrics is the server's side of internal/metrics: the metric set,
-// the HTTP endpoint, and what the leader-change hook keeps for the quorum
-// gauges. A nil *serverMetrics (metrics off) makes every method a no-op.
+// the HTTP endpoint, and what the leader-change hook keeps for the
+// election times. A nil *serverMetrics (metrics off) makes every method a
+// no-op.
 type serverMetrics struct {
 	set *metrics.Set
 	ep  *metrics.Endpoint
-	// leaderSince is when this member became leader (Unix ns), 0 while it
-	// does not lead; lookingSince is when it lost its leader or started
-	// (Unix ns), 0 while it knows one.
-	leaderSince  atomic.Int64
+	// lookingSince is when this member lost its leader or started (Unix
+	// ns), 0 while it knows one.
 	lookingSince atomic.Int64
 }
 
 // initMetrics makes the metric set when the configuration asks for metrics
 // and hooks it into the raft node's configuration; without metrics it hooks
-// in the slow-fsync warning alone. It opens nothing; Start calls it before
+// in the slow-fsync warning alone. On an ensemble member it hooks the
+// leader changes into the server stats (leader uptime, proposal sizes),
+// with or without metrics. It opens nothing; Start calls it before
 // starting the raft node.
 func (s *Server) initMetrics(rc *raftnode.Config) error {
+	if !s.cfg.Standalone() {
+		next := rc.OnLeaderChange
+		rc.OnLeaderChange = func(lead uint64, isLeader bool) {
+			s.stats.leaderChanged(isLeader)
+			s.metrics.leaderChanged(lead) // s.metrics is set before the node starts
+			if next != nil {
+				next(lead, isLeader)
+			}
+		}
+	}
 	if !s.cfg.MetricsEnabled {
 		// The slow-fsync warning is ZooKeeper's, with or without metrics.
 		slow := metrics.NewSlowFsyncs(s.log, s.cfg.FsyncWarningThreshold)
@@ -55,13 +66,6 @@ func (s *Server) initMetrics(rc *raftnode.Config) error {
 	rc.OnSnapshot = set.ObserveSnapshot
 	if !s.cfg.Standalone() {
 		m.lookingSince.Store(time.Now().UnixNano())
-		next := rc.OnLeaderChange
-		rc.OnLeaderChange = func(lead uint64, isLeader bool) {
-			m.leaderChanged(lead, isLeader)
-			if next != nil {
-				next(lead, isLeader)
-			}
-		}
 	}
 	s.metrics = m
 	return nil
@@ -146,7 +150,7 @@ func (s *Server) metricsState(st *metrics.State) {
 	if s.cfg.Standalone() {
 		return
 	}
-	q := &metrics.QuorumState{Size: len(rs.Voters), Leading: rs.IsLeader}
+	q := &metrics.QuorumState{Size: len(rs.Voters), Leading: rs.IsLeader, Observer: rs.IsLearner()}
 	if rs.IsLeader {
 		// As mntr: a member counts as a learner while the leader hears
 		// from it, and as synced while the leader replicates to it.
@@ -163,25 +167,21 @@ func (s *Server) metricsState(st *metrics.State) {
 				}
 			}
 		}
-		if since := s.metrics.leaderSince.Load(); since != 0 {
-			q.LeaderUptime = time.Since(time.Unix(0, since))
-		}
+		q.LeaderUptime = s.stats.leaderUptime()
+		q.LastProposalSize, q.MinProposalSize, q.MaxProposalSize = s.stats.proposals.get()
 	}
 	st.Quorum = q
 }
 
 func max0(n int) int { return max(n, 0) }
 
-// leaderChanged runs on raft's goroutine at every leader change: it keeps
-// when this member started leading, and times elections (from losing a
-// leader, or starting, to knowing one).
-func (m *serverMetrics) leaderChanged(lead uint64, isLeader bool) {
-	now := time.Now().UnixNano()
-	if isLeader {
-		m.leaderSince.CompareAndSwap(0, now)
-	} else {
-		m.leaderSince.Store(0)
+// leaderChanged runs on raft's goroutine at every leader change: it times
+// elections (from losing a leader, or starting, to knowing one).
+func (m *serverMetrics) leaderChanged(lead uint64) {
+	if m == nil {
+		return
 	}
+	now := time.Now().UnixNano()
 	if lead == 0 {
 		if m.lookingSince.CompareAndSwap(0, now) {
 			m.set.Looking()
@@ -197,6 +197,15 @@ func (m *serverMetrics) leaderChanged(lead uint64, isLeader bool) {
 func (m *serverMetrics) request(it *item, d time.Duration) {
 	if m != nil {
 		m.set.ObserveRequest(int32(it.op), it.entry != nil, d)
+	}
+}
+
+// session records the createSession that opened a connection's session,
+// d after its ConnectRequest came: a write, as ZooKeeper's updatelatency
+// counts it.
+func (m *serverMetrics) session(d time.Duration) {
+	if m != nil {
+		m.set.ObserveRequest(int32(proto.OpCreateSession), true, d)
 	}
 }
 

@@ -423,6 +423,7 @@ func (m *machine) Apply(index, term uint64, data []byte) {
 		s.mu.Unlock()
 		return
 	}
+	s.observeProposal(len(data))
 	// An entry this server proposed is applied from the proposer's own
 	// copy: decoding what was just encoded would give the same entry (the
 	// replay path and other members decode it), at the cost of allocations.

@@ -15,14 +15,93 @@ type stats struct {
 	latency  latency
 	// traceMask is gtmk's and stmk's (fourlw.go); srst leaves it alone.
 	traceMask traceMask
+	// leaderSince is when this ensemble member became leader (Unix ns),
+	// 0 while it does not lead: mntr's zk_leader_uptime.
+	leaderSince atomic.Int64
+	// proposals are the sizes of the proposals this member committed as
+	// leader, since it became leader or the last srst: ZooKeeper's
+	// Leader.getProposalStats, for srvr's "Proposal sizes" line and
+	// mntr's zk_*_proposal_size.
+	proposals bufferStats
 }
 
 func (s *stats) record(d time.Duration) { s.latency.add(d) }
 
+// reset is srst's: ZooKeeper resets the leader's proposal sizes with the
+// server stats (a member that does not lead has none to reset).
 func (s *stats) reset() {
 	s.received.Store(0)
 	s.sent.Store(0)
 	s.latency.reset()
+	s.proposals.reset()
+}
+
+// leaderChanged follows this member's leadership (raft's leader-change
+// hook): a new term of leadership starts its uptime and, as ZooKeeper's
+// new Leader object does, its proposal sizes afresh.
+func (s *stats) leaderChanged(isLeader bool) {
+	if !isLeader {
+		s.leaderSince.Store(0)
+		return
+	}
+	if s.leaderSince.CompareAndSwap(0, time.Now().UnixNano()) {
+		s.proposals.reset()
+	}
+}
+
+// leaderUptime is how long this member has led; 0 while it does not.
+func (s *stats) leaderUptime() time.Duration {
+	since := s.leaderSince.Load()
+	if since == 0 {
+		return 0
+	}
+	return max(time.Since(time.Unix(0, since)), 0)
+}
+
+// observeProposal records the size in bytes of a log entry committed while
+// this member leads (ZooKeeper's leader records every proposal it makes,
+// its followers' forwarded requests included). The state machine's apply
+// is to call it for every non-empty entry; it allocates nothing and takes
+// no lock.
+func (s *Server) observeProposal(size int) {
+	if s.stats.leaderSince.Load() != 0 {
+		s.stats.proposals.add(int64(size))
+	}
+}
+
+// bufferStats are ZooKeeper's BufferStats: the last, smallest and largest
+// of a series of sizes, each -1 before the first. The zero value is
+// empty. Lock-free: each value is stored plus one, so that 0 means none.
+type bufferStats struct {
+	last, min, max atomic.Int64
+}
+
+func (b *bufferStats) add(n int64) {
+	v := n + 1
+	b.last.Store(v)
+	for {
+		cur := b.min.Load()
+		if (cur != 0 && cur <= v) || b.min.CompareAndSwap(cur, v) {
+			break
+		}
+	}
+	for {
+		cur := b.max.Load()
+		if cur >= v || b.max.CompareAndSwap(cur, v) {
+			break
+		}
+	}
+}
+
+// get returns the last, smallest and largest size, -1 for none.
+func (b *bufferStats) get() (last, min, max int64) {
+	return b.last.Load() - 1, b.min.Load() - 1, b.max.Load() - 1
+}
+
+func (b *bufferStats) reset() {
+	b.last.Store(0)
+	b.min.Store(0)
+	b.max.Store(0)
 }
 
 // latency keeps min/avg/max request latency in milliseconds, as ZooKeeper
@@ -140,6 +219,21 @@ func failedWriteUnnamed(op proto.OpCode) bool {
 		return true
 	}
 	return false
+}
+
+// recordSession accounts for the createSession that opened the
+// connection's session, as ZooKeeper's FinalRequestProcessor does before
+// it sends the ConnectResponse: lop=SESS, the request's cxid 0, the zxid
+// then and the time since the ConnectRequest came. (A reconnect to an
+// existing session goes through no request pipeline and records nothing.)
+func (cs *connStats) recordSession(d time.Duration, zxid int64) {
+	now := time.Now()
+	cs.latency.add(d)
+	cs.mu.Lock()
+	cs.lastOp, cs.lastCxid, cs.lastZxid = "SESS", 0, zxid
+	cs.lastResp, cs.lastActive, cs.answered = now, now, true
+	cs.lastLatency = d.Milliseconds()
+	cs.mu.Unlock()
 }
 
 func (cs *connStats) reset() {

@@ -37,9 +37,6 @@ var allowedDiffs = []allowedDiff{
 		why: "Paddock does not count failed authentications (mntr leaves zk_auth_failed_count out too)"},
 	{command: "stats", missing: []string{"server_stats/auth_failed_count"},
 		why: "as server_stats"},
-	{command: "server_stats", roles: []string{"leader"},
-		missing: []string{"proposal_stats", "proposal_stats/last_buffer_size", "proposal_stats/min_buffer_size", "proposal_stats/max_buffer_size"},
-		why:     "Paddock's leader records no proposal sizes"},
 	{command: "environment",
 		missing: []string{"java.version", "java.vendor", "java.home", "java.class.path", "java.library.path", "java.io.tmpdir", "java.compiler",
 			// Reported only when a Go soft memory limit (GOMEMLIMIT) is set;
@@ -50,8 +47,6 @@ var allowedDiffs = []allowedDiff{
 	{command: "monitor", missing: []string{"last_client_response_size", "max_client_response_size", "min_client_response_size", "auth_failed_count"},
 		why: "Paddock records no response sizes and counts no failed authentications; mntr leaves them out too. " +
 			"ZooKeeper's metrics-provider counters and summaries, which follow its gauges, are all left out (see compareMonitor)"},
-	{command: "monitor", roles: []string{"leader"}, missing: []string{"last_proposal_size", "max_proposal_size", "min_proposal_size", "leader_uptime"},
-		why: "Paddock's leader records no proposal sizes, nor when it took the lead"},
 }
 
 // commandsNotInPaddock are ZooKeeper 3.8's commands Paddock leaves out.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -155,13 +156,17 @@ func TestCompareWithZooKeeper(t *testing.T) {
 		p.compareEnvi(t)
 		p.compareSetTraceMask(t)
 	}
-	t.Run("fresh", compareAll)
+	t.Run("fresh", func(t *testing.T) {
+		compareAll(t)
+		p.checkConfDirs(t)
+	})
 
 	p.zkLabels = populate(t, p.zk.Addr)
 	p.pdLabels = populate(t, p.pd.Addr)
 	p.recursiveWatches = 1
 	t.Run("populated", func(t *testing.T) {
 		compareAll(t)
+		p.compareSessionCounts(t)
 		p.checkPaddockCons(t)
 	})
 
@@ -176,6 +181,33 @@ func TestCompareWithZooKeeper(t *testing.T) {
 	})
 }
 
+// checkConfDirs checks the paths conf prints, which normalization hides:
+// ZooKeeper prints the directories of its snapshots and transaction logs,
+// <dataDir>/version-2 and <dataLogDir>/version-2; Paddock, which keeps
+// no version-2 directory, prints the configured directories themselves
+// (its snapshots and log are in their snap and wal subdirectories), and
+// their sizes, which hold all of Paddock's data.
+func (p *pair) checkConfDirs(t *testing.T) {
+	t.Helper()
+	zkOut, pdOut := p.words(t, "conf")
+	for _, c := range []struct {
+		name, out, want string
+	}{
+		{"zookeeper", zkOut, filepath.Join(p.zk.DataDir, "version-2")},
+		{"paddock", pdOut, p.pd.DataDir},
+	} {
+		want, err := filepath.Abs(c.want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, key := range []string{"dataDir", "dataLogDir"} {
+			if line := key + "=" + want + "\n"; !strings.Contains(c.out, line) {
+				t.Errorf("%s conf lacks %q:\n%s", c.name, line, c.out)
+			}
+		}
+	}
+}
+
 // checkPaddockCons checks what normalization hides in Paddock's cons: the
 // interest set, the session timeouts and last operations of the scenario.
 func (p *pair) checkPaddockCons(t *testing.T) {
@@ -186,9 +218,10 @@ func (p *pair) checkPaddockCons(t *testing.T) {
 	}
 	text := canonCommon(out, p.pdLabels)
 	for _, want := range []string{
-		`[1](queued=0,recved=10,sent=10,sid=0x<s1>,lop=ADDW,`,
+		// The handshake counts as a packet each way, as ZooKeeper's.
+		`[1](queued=0,recved=11,sent=11,sid=0x<s1>,lop=ADDW,`,
 		`,to=30000,lcxid=0xa,`,
-		`[1](queued=0,recved=5,sent=5,sid=0x<s2>,lop=NA,`,
+		`[1](queued=0,recved=6,sent=6,sid=0x<s2>,lop=NA,`,
 		`,to=20000,lcxid=0x4,`,
 		`[0](queued=0,recved=1,sent=0,sid=0x0,lop=NA,`,
 	} {
@@ -223,7 +256,7 @@ var mntrKind = map[string]string{
 	"zk_watch_count":                 "watches",
 	"zk_min_latency":                 "int",
 	"zk_max_file_descriptor_count":   "exact",
-	"zk_approximate_data_size":       "exact",
+	"zk_approximate_data_size":       "data",
 	"zk_open_file_descriptor_count":  "int",
 	"zk_local_sessions":              "exact",
 	"zk_uptime":                      "int",
@@ -232,9 +265,37 @@ var mntrKind = map[string]string{
 	"zk_non_mtls_local_conn_count":   "exact",
 }
 
+// mntrEnsembleKind says how the keys of an ensemble member's mntr are
+// compared. zk_observer_master_id, the id of each ensemble's leader, is
+// checked by the ensemble test itself. The synced counts depend on how
+// soon each leader counts its learners as synced: compared as integers.
+// Proposal sizes ("size": -1 before the first) are the sizes of each
+// server's own log entries.
+var mntrEnsembleKind = map[string]string{
+	"zk_peer_state":                  "exact",
+	"zk_quorum_size":                 "exact",
+	"zk_observer_master_id":          "int",
+	"zk_learners":                    "int",
+	"zk_synced_followers":            "int",
+	"zk_synced_non_voting_followers": "exact",
+	"zk_synced_observers":            "int",
+	"zk_pending_syncs":               "exact",
+	"zk_leader_uptime":               "int",
+	"zk_last_proposal_size":          "size",
+	"zk_min_proposal_size":           "size",
+	"zk_max_proposal_size":           "size",
+}
+
+func init() {
+	for k, v := range mntrEnsembleKind {
+		mntrKind[k] = v
+	}
+}
+
 var (
 	intRe    = regexp.MustCompile(`^\d+$`)
 	doubleRe = regexp.MustCompile(`^` + javaDoubleRe + `$`)
+	sizeRe   = regexp.MustCompile(`^(?:-1|\d+)$`)
 )
 
 // compareMntr compares mntr key by key: Paddock's keys must be ZooKeeper's,
@@ -242,6 +303,15 @@ var (
 func (p *pair) compareMntr(t *testing.T) {
 	t.Helper()
 	zkOut, pdOut := p.words(t, "mntr")
+	compareMntrOutputs(t, zkOut, pdOut, p.recursiveWatches, 0)
+}
+
+// compareMntrOutputs compares two mntr answers as compareMntr describes;
+// recursiveWatches is how many persistent recursive watches ZooKeeper
+// counts twice, and dataSizeDiff how many more bytes of data ZooKeeper's
+// tree holds (zk_approximate_data_size).
+func compareMntrOutputs(t *testing.T, zkOut, pdOut string, recursiveWatches int, dataSizeDiff int64) {
+	t.Helper()
 	zkKeys, zkVals, err := keyValues(zkOut, "\t")
 	if err != nil {
 		t.Fatalf("zookeeper mntr: %v", err)
@@ -278,17 +348,26 @@ func (p *pair) compareMntr(t *testing.T) {
 			if zv != pv {
 				t.Errorf("mntr %s: zookeeper %q, paddock %q", k, zv, pv)
 			}
+		case "data":
+			z, err1 := strconv.ParseInt(zv, 10, 64)
+			pz, err2 := strconv.ParseInt(pv, 10, 64)
+			if err1 != nil || err2 != nil || pz != z-dataSizeDiff {
+				t.Errorf("mntr %s: zookeeper %q, paddock %q; want zookeeper's minus %d bytes", k, zv, pv, dataSizeDiff)
+			}
 		case "watches":
 			z, err1 := strconv.Atoi(zv)
 			pw, err2 := strconv.Atoi(pv)
-			if err1 != nil || err2 != nil || pw != z-p.recursiveWatches {
+			if err1 != nil || err2 != nil || pw != z-recursiveWatches {
 				t.Errorf("mntr %s: zookeeper %q, paddock %q; want zookeeper's minus %d recursive watches",
-					k, zv, pv, p.recursiveWatches)
+					k, zv, pv, recursiveWatches)
 			}
-		case "int", "double":
+		case "int", "double", "size":
 			re := intRe
-			if kind == "double" {
+			switch kind {
+			case "double":
 				re = doubleRe
+			case "size":
+				re = sizeRe
 			}
 			if !re.MatchString(zv) || !re.MatchString(pv) {
 				t.Errorf("mntr %s: want %s values, zookeeper %q, paddock %q", k, kind, zv, pv)

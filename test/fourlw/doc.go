@@ -22,11 +22,26 @@
 //   - envi reports go.version instead of the JVM's java.* keys;
 //   - mntr leaves out the keys Paddock has no value for (see mntrOmitted);
 //   - ZooKeeper 3.8.0 counts a persistent recursive watch in both watch
-//     tables for zk_watch_count, Paddock (like 3.9) in one.
+//     tables for zk_watch_count, Paddock (like 3.9) in one;
+//   - conf's dataDir and dataLogDir are the configured directories, where
+//     ZooKeeper prints their version-2 subdirectory, which Paddock does not
+//     have (checkConfDirs).
 //
-// TestCompareEnsembleConf compares conf on the members of an ensemble of
-// each (three voters and an observer), whose quorum keys and membership list
-// follow the standalone keys.
+// The packet counts of each session in cons, which normalization hides,
+// are compared exactly (the handshake counts as a packet each way), and
+// TestCompareHandshake compares what a new, a resumed and a refused
+// session count in cons and srvr.
+//
+// TestCompareEnsemble compares conf on the members of an ensemble of each
+// (three voters and an observer), whose quorum keys and membership list
+// follow the standalone keys, and srvr and mntr member by role: the
+// leader's proposal sizes, the ensemble keys of mntr in ZooKeeper's order
+// for each role. ZooKeeper's ensemble keeps its membership in
+// /zookeeper/config, Paddock's does not: zk_approximate_data_size is
+// compared less that node's data.
+//
+// TestWhitelistSeparators checks that both servers split
+// 4lw.commands.whitelist on commas only.
 //
 // Further tests run the real consumers against Paddock: Debian's
 // zkServer.sh status, kazoo's server_version (with /usr/bin/python3) and

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/paddockhq/paddock/internal/proto"
 	"github.com/paddockhq/paddock/internal/zktest"
 )
 
@@ -44,15 +45,39 @@ func canonEnsembleConf(text string, serverID int) (string, error) {
 	return apply(strings.Join(lines, "\n"), confRules), nil
 }
 
-// TestCompareEnsembleConf compares conf on every member of a ZooKeeper and
-// a Paddock ensemble of three voters and an observer: after the standalone
-// keys, ZooKeeper's QuorumZooKeeperServer adds initLimit, syncLimit,
-// electionAlg, the member's ports, its peer type and the membership list,
-// which ends with "version=0" and no newline.
-func TestCompareEnsembleConf(t *testing.T) {
+// TestCompareEnsemble compares a ZooKeeper and a Paddock ensemble of three
+// voters and an observer: conf on every member, then srvr and mntr member
+// by role (leader with leader, and so on), once a client of each leader is
+// connected and again after the same writes through it.
+func TestCompareEnsemble(t *testing.T) {
 	opts := zktest.EnsembleOptions{Members: 3, Observers: 1}
 	zk := zktest.StartZooKeeperEnsemble(t, opts)
 	pd := zktest.StartPaddockEnsemble(t, opts)
+	// ZooKeeper keeps the membership in /zookeeper/config, where
+	// Paddock's ensemble has none: mntr's zk_approximate_data_size
+	// differs by its size.
+	var configSize [2]int
+	var clients [2]*rawClient
+	for i, e := range []*zktest.Ensemble{zk, pd} {
+		clients[i] = dialClient(t, e.Leader(t, readyTimeout).Addr, 30000)
+		configSize[i] = len(clients[i].getData("/zookeeper/config"))
+	}
+	diff := int64(configSize[0] - configSize[1])
+	t.Run("conf", func(t *testing.T) { compareEnsembleConf(t, zk, pd) })
+	t.Run("connected", func(t *testing.T) { compareEnsembleStats(t, zk, pd, diff) })
+	for _, c := range clients {
+		c.create("/app", "config", 0)
+		c.create("/app/x", strings.Repeat("x", 100), 0)
+		c.must(proto.OpSetData, &proto.SetDataRequest{Path: "/app", Data: []byte("v2"), Version: -1})
+	}
+	t.Run("written", func(t *testing.T) { compareEnsembleStats(t, zk, pd, diff) })
+}
+
+// compareEnsembleConf compares conf on every member: after the standalone
+// keys, ZooKeeper's QuorumZooKeeperServer adds initLimit, syncLimit,
+// electionAlg, the member's ports, its peer type and the membership list,
+// which ends with "version=0" and no newline.
+func compareEnsembleConf(t *testing.T, zk, pd *zktest.Ensemble) {
 	for i := range zk.Members {
 		id := i + 1
 		zkOut, err := zktest.FourLetterWord(zk.Members[i].Addr, "conf")
@@ -75,6 +100,75 @@ func TestCompareEnsembleConf(t *testing.T) {
 		if zkCanon != pdCanon {
 			t.Errorf("server.%d conf differs after normalization:\n%s\nzookeeper raw:\n%s\npaddock raw:\n%s",
 				id, lineDiff(zkCanon, pdCanon), zkOut, pdOut)
+		}
+	}
+}
+
+// proposalSizesRe matches the leader's last srvr line.
+var proposalSizesRe = regexp.MustCompile(`(?m)^Proposal sizes last/min/max: (?:-1/-1/-1|\d+/\d+/\d+)$`)
+
+// byRole returns a member of e in mode, waiting until the leader counts
+// every learner as synced, so that the members agree on their roles.
+func byRole(t *testing.T, e *zktest.Ensemble, mode string) *zktest.Process {
+	t.Helper()
+	for _, m := range e.Members {
+		st, err := e.Status(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode == mode {
+			return m
+		}
+	}
+	t.Fatalf("no %s", mode)
+	return nil
+}
+
+// compareEnsembleStats compares srvr and mntr member by role. A leader's
+// srvr ends with its proposal sizes, -1/-1/-1 before its first proposal,
+// then the sizes of each server's own proposals (ZooKeeper's serialized
+// txns, Paddock's log entries), compared by format. mntr's keys
+// come in ZooKeeper's order for each role (see compareMntrOutputs), and an
+// observer's zk_observer_master_id is its ensemble's leader.
+func compareEnsembleStats(t *testing.T, zk, pd *zktest.Ensemble, dataSizeDiff int64) {
+	leaderIDs := make(map[*zktest.Ensemble]string)
+	for _, e := range []*zktest.Ensemble{zk, pd} {
+		leaderIDs[e] = fmt.Sprint(e.ID(byRole(t, e, zktest.ModeLeader)))
+	}
+	for _, mode := range []string{zktest.ModeLeader, zktest.ModeFollower, zktest.ModeObserver} {
+		zm, pm := byRole(t, zk, mode), byRole(t, pd, mode)
+		zkOut, err := zktest.FourLetterWord(zm.Addr, "srvr")
+		if err != nil {
+			t.Fatal(err)
+		}
+		pdOut, err := zktest.FourLetterWord(pm.Addr, "srvr")
+		if err != nil {
+			t.Fatal(err)
+		}
+		canon := func(text string) string {
+			return proposalSizesRe.ReplaceAllString(canonSrvr(text, nil), "Proposal sizes last/min/max: <sizes>")
+		}
+		if z, p := canon(zkOut), canon(pdOut); z != p {
+			t.Errorf("%s srvr differs after normalization:\n%s\nzookeeper raw:\n%s\npaddock raw:\n%s",
+				mode, lineDiff(z, p), zkOut, pdOut)
+		}
+
+		zkOut, err = zktest.FourLetterWord(zm.Addr, "mntr")
+		if err != nil {
+			t.Fatal(err)
+		}
+		pdOut, err = zktest.FourLetterWord(pm.Addr, "mntr")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Run(mode+" mntr", func(t *testing.T) { compareMntrOutputs(t, zkOut, pdOut, 0, dataSizeDiff) })
+		if mode != zktest.ModeObserver {
+			continue
+		}
+		for e, out := range map[*zktest.Ensemble]string{zk: zkOut, pd: pdOut} {
+			if want := "\nzk_observer_master_id\t" + leaderIDs[e] + "\n"; !strings.Contains(out, want) {
+				t.Errorf("observer mntr lacks %q:\n%s", want, out)
+			}
 		}
 	}
 }

@@ -123,18 +123,20 @@ func (s *plainServer) logTail() string {
 	return string(b)
 }
 
-// startPlainPaddock starts Paddock with the default whitelist.
-func startPlainPaddock(t *testing.T) *plainServer {
+// startPlainPaddock starts Paddock with the default whitelist, or the
+// zoo.cfg lines in extra.
+func startPlainPaddock(t *testing.T, extra ...string) *plainServer {
 	t.Helper()
 	bin := zktest.BuildPaddock(t)
-	return startPlain(t, "paddock", nil, func(cfg string) []string {
+	return startPlain(t, "paddock", extra, func(cfg string) []string {
 		return []string{bin, "server", "--config", cfg}
 	})
 }
 
 // startPlainZooKeeper starts Apache ZooKeeper with the default whitelist,
-// with the JVM options zktest uses for a quick start.
-func startPlainZooKeeper(t *testing.T) *plainServer {
+// or the zoo.cfg lines in extra, with the JVM options zktest uses for a
+// quick start.
+func startPlainZooKeeper(t *testing.T, extra ...string) *plainServer {
 	t.Helper()
 	java, err := exec.LookPath("java")
 	if err != nil {
@@ -146,7 +148,7 @@ func startPlainZooKeeper(t *testing.T) *plainServer {
 			t.Skipf("Apache ZooKeeper is not installed: %v", err)
 		}
 	}
-	return startPlain(t, "zookeeper", []string{"initLimit=10", "syncLimit=5"}, func(cfg string) []string {
+	return startPlain(t, "zookeeper", append([]string{"initLimit=10", "syncLimit=5"}, extra...), func(cfg string) []string {
 		return []string{java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData",
 			"-Dzookeeper.admin.enableServer=false",
 			"-cp", strings.Join(classpath, string(os.PathListSeparator)),

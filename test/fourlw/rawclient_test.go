@@ -26,10 +26,23 @@ type rawClient struct {
 	br        *bufio.Reader
 	xid       int32
 	sessionID int64
+	passwd    []byte
 }
 
 // dialClient opens a session with addr and registers its close.
 func dialClient(t testing.TB, addr string, timeoutMs int32) *rawClient {
+	t.Helper()
+	c := redialClient(t, addr, timeoutMs, 0, make([]byte, 16))
+	if c.sessionID == 0 {
+		t.Fatalf("%s: connect refused (session id 0)", addr)
+	}
+	return c
+}
+
+// redialClient connects to addr and resumes session id with passwd (0
+// opens a new session), and registers the connection's close. The
+// client's sessionID is 0 if the server refused the session.
+func redialClient(t testing.TB, addr string, timeoutMs int32, id int64, passwd []byte) *rawClient {
 	t.Helper()
 	nc, err := net.DialTimeout("tcp", addr, clientWait)
 	if err != nil {
@@ -37,7 +50,7 @@ func dialClient(t testing.TB, addr string, timeoutMs int32) *rawClient {
 	}
 	c := &rawClient{t: t, addr: addr, nc: nc, br: bufio.NewReader(nc)}
 	t.Cleanup(func() { nc.Close() })
-	req := proto.ConnectRequest{TimeOut: timeoutMs, Passwd: make([]byte, 16)}
+	req := proto.ConnectRequest{TimeOut: timeoutMs, SessionID: id, Passwd: passwd}
 	nc.SetDeadline(time.Now().Add(clientWait))
 	if _, err := nc.Write(proto.AppendRecordFrame(nil, &req)); err != nil {
 		t.Fatalf("%s: write connect request: %v", addr, err)
@@ -50,10 +63,7 @@ func dialClient(t testing.TB, addr string, timeoutMs int32) *rawClient {
 	if err := proto.Unmarshal(frame, &resp); err != nil {
 		t.Fatalf("%s: decode connect response: %v", addr, err)
 	}
-	if resp.SessionID == 0 {
-		t.Fatalf("%s: connect refused (session id 0)", addr)
-	}
-	c.sessionID = resp.SessionID
+	c.sessionID, c.passwd = resp.SessionID, resp.Passwd
 	return c
 }
 
@@ -83,6 +93,38 @@ func (c *rawClient) do(op proto.OpCode, req proto.Request) proto.ErrCode {
 	}
 	c.t.Fatalf("%s: no reply to %v among 1000 frames", c.addr, op)
 	return 0
+}
+
+// getData returns the data of path, failing unless it exists.
+func (c *rawClient) getData(path string) []byte {
+	c.t.Helper()
+	c.xid++
+	c.nc.SetDeadline(time.Now().Add(clientWait))
+	if _, err := c.nc.Write(proto.AppendRequestFrame(nil, c.xid, proto.OpGetData, &proto.GetDataRequest{Path: path})); err != nil {
+		c.t.Fatalf("%s: write getData: %v", c.addr, err)
+	}
+	for range 1000 {
+		frame, err := proto.ReadFrame(c.br, nil, maxFrame)
+		if err != nil {
+			c.t.Fatalf("%s: read getData reply: %v", c.addr, err)
+		}
+		d := proto.NewDecoder(frame)
+		var h proto.ReplyHeader
+		h.Decode(d)
+		if d.Err() != nil || h.Xid != c.xid {
+			continue
+		}
+		if h.Err != proto.ErrOK {
+			c.t.Fatalf("%s: getData %s: %v", c.addr, path, h.Err)
+		}
+		resp, err := proto.DecodeResponse(proto.OpGetData, frame[d.Offset():])
+		if err != nil {
+			c.t.Fatalf("%s: decode getData reply: %v", c.addr, err)
+		}
+		return resp.(*proto.GetDataResponse).Data
+	}
+	c.t.Fatalf("%s: no reply to getData among 1000 frames", c.addr)
+	return nil
 }
 
 // must runs do and fails unless the reply is ErrOK.

@@ -96,3 +96,33 @@ func checkZKServerStatus(t *testing.T, s *plainServer) {
 			s.name, out, found, &stderr)
 	}
 }
+
+// TestWhitelistSeparators starts both servers with whitelists written with
+// spaces: ZooKeeper splits 4lw.commands.whitelist on commas only and trims
+// each entry, so "ruok, mntr" allows both words and "ruok mntr" neither.
+func TestWhitelistSeparators(t *testing.T) {
+	tests := []struct {
+		list    string
+		allowed map[string]bool
+	}{
+		{" ruok , mntr", map[string]bool{"ruok": true, "mntr": true, "stat": false}},
+		{"ruok mntr", map[string]bool{"ruok": false, "mntr": false, "stat": false}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.list, func(t *testing.T) {
+			line := "4lw.commands.whitelist=" + tt.list
+			for _, s := range []*plainServer{startPlainZooKeeper(t, line), startPlainPaddock(t, line)} {
+				for cmd, allowed := range tt.allowed {
+					out, err := zktest.FourLetterWord(s.addr, cmd)
+					if err != nil {
+						t.Fatalf("%s: %v", s.name, err)
+					}
+					refused := out == cmd+" is not executed because it is not in the whitelist.\n"
+					if refused == allowed {
+						t.Errorf("%s with %q: %s answered %q; want allowed=%v", s.name, line, cmd, out, allowed)
+					}
+				}
+			}
+		})
+	}
+}

@@ -24,7 +24,7 @@ import (
 type Name struct {
 	Name  string
 	Type  string // gauge, counter, summary or histogram
-	Scope string // all, ensemble, leader or runtime
+	Scope string // all, ensemble, voting, leader or runtime
 }
 
 // Names reads the checked-in list of metric families.
@@ -62,7 +62,7 @@ func ParseNames(r io.Reader) ([]Name, error) {
 			return nil, fmt.Errorf("line %d: want name, type and scope: %q", line, text)
 		}
 		switch f[2] {
-		case "all", "ensemble", "leader", "runtime":
+		case "all", "ensemble", "voting", "leader", "runtime":
 		default:
 			return nil, fmt.Errorf("line %d: unknown scope %q", line, f[2])
 		}
@@ -152,12 +152,17 @@ func (f Families) Must(t testing.TB, name string, labels ...string) float64 {
 // Check fails the test for every listed family whose scope is in scopes
 // that is missing or of another type, and for every listed family of
 // another scope that is present (a follower must not report the leader's
-// gauges).
+// gauges). The scopes name what the scraped server is: "all", "ensemble"
+// for an ensemble member, "leader", "runtime"; "ensemble" implies "voting"
+// unless the scopes include "observer".
 func Check(t testing.TB, fams Families, names []Name, scopes ...string) {
 	t.Helper()
 	want := make(map[string]bool)
 	for _, s := range scopes {
 		want[s] = true
+	}
+	if want["ensemble"] && !want["observer"] {
+		want["voting"] = true
 	}
 	for _, n := range names {
 		fam := fams[n.Name]
