@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/paddockhq/paddock/zk"
@@ -53,7 +54,7 @@ func init() {
 // reparse handles zkCli's deprecated "cmd path watch" forms: the third word
 // is replaced with "-w" and the words parsed again.
 func (c *call) reparse(words []string, warning string) error {
-	c.err.WriteString(warning + "\n")
+	c.stderr(warning)
 	w := append([]string(nil), words...)
 	w[2] = "-w"
 	f, err := parseFlags(c.cmd.flags, w)
@@ -211,8 +212,12 @@ func nonNil(s []string) []string {
 // shell sets.
 func (c *call) watcher() zk.Watcher { return c.s.printer }
 
-// javaString decodes data as Java's new String(data, UTF_8) does, each
-// malformed byte becoming U+FFFD.
+// javaString decodes data as Java's new String(data, UTF_8) does: each
+// malformed sequence becomes one U+FFFD, a malformed sequence being the
+// longest start of a well-formed one (a lead byte and the continuation bytes
+// that may follow it, "\xe2\x82" of a cut "€") or else one byte — the
+// "maximal subpart" replacement of the Unicode standard, which Java follows
+// but for encoded surrogates (checked against Java 17's decoder).
 func javaString(data []byte) string {
 	if utf8.Valid(data) {
 		return string(data)
@@ -220,10 +225,44 @@ func javaString(data []byte) string {
 	var b strings.Builder
 	for len(data) > 0 {
 		r, n := utf8.DecodeRune(data)
+		if r == utf8.RuneError && n == 1 {
+			n = maximalSubpart(data)
+		}
 		b.WriteRune(r)
 		data = data[n:]
 	}
 	return b.String()
+}
+
+// maximalSubpart returns the length of the malformed sequence at the start
+// of p, which does not begin with a well-formed character: its lead byte
+// and the continuation bytes that a well-formed sequence could have after
+// it (Unicode's table 3-7), at least 1.
+func maximalSubpart(p []byte) int {
+	need, lo, hi := 0, byte(0x80), byte(0xbf) // continuation bytes; range of the first
+	switch c := p[0]; {
+	case c >= 0xc2 && c <= 0xdf:
+		need = 1
+	case c == 0xe0:
+		need, lo = 2, 0xa0
+	case c >= 0xe1 && c <= 0xef:
+		// 0xed too: Java takes an encoded surrogate (0xed 0xa0-0xbf
+		// 0x80-0xbf) as one malformed sequence, where Unicode's table
+		// would make each byte one.
+		need = 2
+	case c == 0xf0:
+		need, lo = 3, 0x90
+	case c >= 0xf1 && c <= 0xf3:
+		need = 3
+	case c == 0xf4:
+		need, hi = 3, 0x8f
+	}
+	n := 1
+	for n <= need && n < len(p) && p[n] >= lo && p[n] <= hi {
+		n++
+		lo, hi = 0x80, 0xbf
+	}
+	return n
 }
 
 // jsonData adds data to a JSON result: a string when it is valid UTF-8, else
@@ -374,7 +413,7 @@ func cmdCreate(c *call) error {
 		return c.fail(err, path)
 	}
 	if len(acl) == 0 {
-		c.err.WriteString(keeperMessage(-114, "") + "\n")
+		c.stderr(keeperMessage(-114, ""))
 		return c.fail(zk.ErrInvalidACL, "")
 	}
 	var created string
@@ -387,9 +426,9 @@ func cmdCreate(c *call) error {
 	if err != nil {
 		switch code, _ := keeperCode(err); code {
 		case -120:
-			c.err.WriteString("Unable to create ephemeral node on a local session\n")
+			c.stderr("Unable to create ephemeral node on a local session")
 		case -114:
-			c.err.WriteString(keeperMessage(code, path) + "\n")
+			c.stderr(keeperMessage(code, path))
 		}
 		return c.fail(err, path)
 	}
@@ -398,6 +437,15 @@ func cmdCreate(c *call) error {
 	}
 	c.json(map[string]any{"created": created})
 	return nil
+}
+
+// stderr prints a line zkCli writes to standard error besides the
+// command's error, in text mode only: in JSON mode the error object says it
+// all, and only ACL-parsing warnings go to standard error.
+func (c *call) stderr(line string) {
+	if c.text() {
+		c.err.WriteString(line + "\n")
+	}
 }
 
 // warn prints zkCli's warnings (ACL parsing) on Err.
@@ -415,7 +463,7 @@ func cmdDelete(c *call) error {
 	if c.nargs() > 2 {
 		// zkCli warns and parses the same words again: the extra word is
 		// ignored.
-		c.err.WriteString("'delete path [version]' has been deprecated. Please use 'delete [-v version] path' instead.\n")
+		c.stderr("'delete path [version]' has been deprecated. Please use 'delete [-v version] path' instead.")
 	}
 	path := c.arg(1)
 	version, err := c.versionFlag()
@@ -573,10 +621,26 @@ func cmdGetEphemerals(c *call) error {
 		return c.fail(err, "")
 	}
 	if c.text() {
-		c.out.WriteString("[" + strings.Join(paths, ", ") + "]\n")
+		c.out.WriteString("[" + strings.Join(serverPaths(c.s.hostName(), paths), ", ") + "]\n")
 	}
 	c.json(map[string]any{"paths": nonNil(paths)})
 	return nil
+}
+
+// serverPaths returns the paths getEphemerals returned as the server sent
+// them, which zkCli prints: the Java client does not take the chroot off
+// them, where the zk package does. Every znode the session created is under
+// its chroot.
+func serverPaths(connectString string, paths []string) []string {
+	_, chroot, err := zk.ParseConnectString(connectString)
+	if err != nil || chroot == "" {
+		return paths
+	}
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = chroot + p
+	}
+	return out
 }
 
 // getAllChildrenNumber path
@@ -640,12 +704,14 @@ func cmdConfig(c *call) error {
 }
 
 // clientConfig is ZooKeeper's ConfigUtils.getClientConfigStr: the config's
-// version and the client addresses of its servers, "version host:port,...".
+// version and the client addresses of its servers, "version host:port,...",
+// the servers in the order Java's Properties (a ConcurrentHashMap) iterates
+// over its keys, which is what zkCli prints.
 func clientConfig(cfg string) string {
 	version := ""
 	var servers []string
-	var keys []string
 	vals := map[string]string{}
+	var props javaHashOrder
 	for _, line := range strings.Split(cfg, "\n") {
 		k, v, ok := strings.Cut(line, "=")
 		if !ok {
@@ -653,12 +719,11 @@ func clientConfig(cfg string) string {
 		}
 		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
 		if _, dup := vals[k]; !dup {
-			keys = append(keys, k)
+			props.add(k)
 		}
 		vals[k] = v
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range props.keys() {
 		v := vals[k]
 		if k == "version" {
 			version = v
@@ -677,6 +742,96 @@ func clientConfig(cfg string) string {
 		servers = append(servers, client)
 	}
 	return version + " " + strings.Join(servers, ",")
+}
+
+// javaHashOrder keeps keys in the order a java.util.Properties created with
+// its default capacity iterates over them: that of its ConcurrentHashMap,
+// bin by bin, each bin's keys in insertion order, the table doubling (from
+// 16 bins) as ConcurrentHashMap.transfer does once it holds three quarters
+// of its size. (Bins that Java would turn into trees, eight keys in one bin,
+// are not modelled.)
+type javaHashOrder struct {
+	bins  [][]javaKey
+	count int
+}
+
+type javaKey struct {
+	hash int32
+	key  string
+}
+
+// add inserts a key that is not there yet.
+func (h *javaHashOrder) add(key string) {
+	if h.bins == nil {
+		h.bins = make([][]javaKey, 16)
+	}
+	k := javaKey{javaSpread(javaHashCode(key)), key}
+	i := int(k.hash) & (len(h.bins) - 1)
+	h.bins[i] = append(h.bins[i], k)
+	h.count++
+	if n := len(h.bins); h.count >= n-n/4 {
+		h.resize()
+	}
+}
+
+// resize doubles the table as ConcurrentHashMap.transfer does: each bin
+// splits into a low and a high bin; the longest tail of nodes going the same
+// way is kept as it is, the nodes before it are prepended one by one (and so
+// reversed) to the bin they go to.
+func (h *javaHashOrder) resize() {
+	n := len(h.bins)
+	next := make([][]javaKey, 2*n)
+	for i, bin := range h.bins {
+		if len(bin) == 0 {
+			continue
+		}
+		last := 0
+		for j := 1; j < len(bin); j++ {
+			if int(bin[j].hash)&n != int(bin[j-1].hash)&n {
+				last = j
+			}
+		}
+		var lo, hi []javaKey
+		if int(bin[last].hash)&n == 0 {
+			lo = bin[last:]
+		} else {
+			hi = bin[last:]
+		}
+		for j := 0; j < last; j++ {
+			if int(bin[j].hash)&n == 0 {
+				lo = append([]javaKey{bin[j]}, lo...)
+			} else {
+				hi = append([]javaKey{bin[j]}, hi...)
+			}
+		}
+		next[i], next[i+n] = append([]javaKey(nil), lo...), append([]javaKey(nil), hi...)
+	}
+	h.bins = next
+}
+
+// keys returns the keys in iteration order.
+func (h *javaHashOrder) keys() []string {
+	var keys []string
+	for _, bin := range h.bins {
+		for _, k := range bin {
+			keys = append(keys, k.key)
+		}
+	}
+	return keys
+}
+
+// javaHashCode is Java's String.hashCode, over UTF-16 code units.
+func javaHashCode(s string) int32 {
+	var h int32
+	for _, u := range utf16.Encode([]rune(s)) {
+		h = 31*h + int32(u)
+	}
+	return h
+}
+
+// javaSpread is ConcurrentHashMap.spread.
+func javaSpread(h int32) int32 {
+	return (h ^ int32(uint32(h)>>16)) & 0x7fffffff
 }
 
 // version

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -219,8 +220,26 @@ func TestFormatting(t *testing.T) {
 	if got := javaString([]byte{'a', 0xff, 'b'}); got != "a\uFFFDb" {
 		t.Errorf("javaString = %q", got)
 	}
-	if got := clientConfig("server.1=127.0.0.1:2888:3888:participant;127.0.0.1:2181\nserver.2=h:1:2;2182\nversion=100000000\n"); got != "100000000 127.0.0.1:2181,0.0.0.0:2182" {
-		t.Errorf("clientConfig = %q", got)
+	// The servers come in the order Java's Properties iterates over them
+	// (what ZooKeeper 3.8's ConfigUtils.getClientConfigStr gives on Java 17).
+	for cfg, want := range map[string]string{
+		"server.1=127.0.0.1:2888:3888:participant;127.0.0.1:2181\nserver.2=h:1:2;2182\nversion=100000000\n": "100000000 0.0.0.0:2182,127.0.0.1:2181",
+		"server.1=127.0.0.1:2888:3888:participant;127.0.0.1:2181\nserver.2=127.0.0.1:2889:3889:participant;127.0.0.1:2182\n" +
+			"server.3=127.0.0.1:2890:3890:participant;127.0.0.1:2183\nversion=100000000": "100000000 127.0.0.1:2182,127.0.0.1:2181,127.0.0.1:2183",
+		"server.10=a:1:2;c:10\nserver.2=a:1:2;c:2\nserver.1=a:1:2;c:1\nserver.11=a:1:2;c:11\nserver.9=a:1:2;c:9\nversion=1": "1 c:10,c:11,c:2,c:1,c:9",
+	} {
+		if got := clientConfig(cfg); got != want {
+			t.Errorf("clientConfig(%q) = %q, want %q", cfg, got, want)
+		}
+	}
+	// Fifteen servers: the table of 16 bins doubles after the twelfth key.
+	var big strings.Builder
+	for i := 1; i <= 15; i++ {
+		fmt.Fprintf(&big, "server.%d=h:1:2;c:%d\n", i, i)
+	}
+	big.WriteString("version=f\n")
+	if got, want := clientConfig(big.String()), "f c:10,c:11,c:2,c:14,c:1,c:15,c:12,c:13,c:6,c:5,c:4,c:3,c:9,c:8,c:7"; got != want {
+		t.Errorf("clientConfig(15 servers) = %q, want %q", got, want)
 	}
 	if got := clientConfig(""); got != " " {
 		t.Errorf("clientConfig(empty) = %q", got)

@@ -280,6 +280,12 @@ func cmdListQuota(c *call) error {
 	if c.text() {
 		c.err.WriteString("absolute path is " + limitPath(path) + "\n")
 	}
+	// The client refuses an invalid quota path ("listquota /" reads
+	// /zookeeper/quota//zookeeper_limits) with its IllegalArgumentException,
+	// which zkCli prints.
+	if err := validatePath(limitPath(path), false); err != nil {
+		return c.fail(err, path)
+	}
 	limits, err := c.readTrack(limitPath(path))
 	if err == nil {
 		var usage *statsTrack

@@ -144,6 +144,9 @@ func (s *Shell) connectTo(ctx context.Context, host string) error {
 	s.mu.Unlock()
 	if old != nil && alive(old) {
 		_ = old.Close()
+		// Print the old session's Closed event now, before the new
+		// session's events, as zkCli's close does.
+		s.barrier(ctx, old)
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.opts.SessionTimeout)
 	defer cancel()
@@ -330,6 +333,7 @@ func (s *Shell) processCmd(ctx context.Context, args []string, n int) error {
 	case "quit":
 		if conn := s.currentConn(); conn != nil {
 			_ = conn.Close()
+			s.barrier(ctx, conn) // print the Closed event, as zkCli does
 		}
 		s.mu.Lock()
 		s.done = true
@@ -366,8 +370,16 @@ func (s *Shell) processCmd(ctx context.Context, args []string, n int) error {
 		var b strings.Builder
 		var hist []map[string]any
 		for i := max(n-10, 0); i <= n; i++ {
-			fmt.Fprintf(&b, "%d - %s\n", i, s.history[i])
-			hist = append(hist, map[string]any{"n": i, "command": s.history[i]})
+			// A one-shot command is not recorded: Java prints the
+			// missing entry as "null".
+			line, ok := s.history[i]
+			if !ok {
+				fmt.Fprintf(&b, "%d - null\n", i)
+				hist = append(hist, map[string]any{"n": i, "command": nil})
+				continue
+			}
+			fmt.Fprintf(&b, "%d - %s\n", i, line)
+			hist = append(hist, map[string]any{"n": i, "command": line})
 		}
 		s.mu.Unlock()
 		if s.opts.JSON {
@@ -436,11 +448,11 @@ func (s *Shell) processCmd(ctx context.Context, args []string, n int) error {
 // been printed, by reading through the session's delivery queue, which runs
 // events and callbacks in the order they arrived. So a command's output comes
 // after the events it caused, and no event it caused is printed after it
-// returns. It costs a round trip.
+// returns. It costs a round trip on a live session; on a session that has
+// ended (close) the call fails at once, its callback queued behind the
+// session's last state event (Closed), which is so printed before the next
+// command's output, as zkCli prints it.
 func (s *Shell) barrier(ctx context.Context, conn *zk.Conn) {
-	if !alive(conn) {
-		return
-	}
 	done := make(chan struct{})
 	conn.ExistsAsync(ctx, "/", nil, func(bool, *zk.Stat, error) { close(done) })
 	select {

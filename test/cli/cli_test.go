@@ -216,7 +216,9 @@ func run(t *testing.T, stdin string, argv ...string) result {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	// A small, quick JVM for zkCli; zkEnv.sh passes CLIENT_JVMFLAGS on.
-	cmd.Env = append(os.Environ(), "CLIENT_JVMFLAGS=-Xmx128m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:-UsePerfData",
+	// Java 17 writes System.out in the locale's charset: UTF-8 whatever the
+	// locale, as paddock cli writes.
+	cmd.Env = append(os.Environ(), "CLIENT_JVMFLAGS=-Xmx128m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:-UsePerfData -Dfile.encoding=UTF-8",
 		"ZOO_LOG_DIR="+t.TempDir())
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errOut bytes.Buffer

@@ -1,10 +1,15 @@
 package cli
 
 import (
+	"context"
+	"fmt"
 	"os"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/paddockhq/paddock/internal/zktest"
+	"github.com/paddockhq/paddock/zk"
 )
 
 // edgeScript covers trailing commas in ACLs (Java's split drops trailing
@@ -38,9 +43,60 @@ stat /nope
    
 `
 
-// TestEdgesSameAsZkCli runs the edge cases above, and a one-shot command
-// with dashed words after it, through zkCli.sh and paddock cli against
-// Apache ZooKeeper and Paddock.
+// ephemeralScript runs under the chroot /eph: getEphemerals prints the
+// paths as the server sends them, chroot included (the Java client does not
+// strip it). It deletes its ephemeral, so that the second shell can create
+// it again (zkCli's session outlives the script). listquota / reads an
+// invalid path, which the client refuses; close prints the Closed event
+// (which the comparison cannot place: state events are left out).
+const ephemeralScript = `create -e /e
+getEphemerals
+getEphemerals /
+getEphemerals /e
+delete /e
+listquota /
+close
+ls /
+`
+
+// malformed is znode data that is not valid UTF-8, which get prints as
+// Java's decoder does: one U+FFFD per maximal malformed subpart.
+var malformed = []string{
+	"\xe2\x82", "\xe2\x82A", "\xf0\x9f\x98", "\xf0\x9f\x98A", "\xed\xa0\x80", "\xc0\x80", "\xff\xfe",
+	"\xf4\x90\x80\x80", "\xe0\x80\x80", "\xf8\x88\x80\x80\x80", "\xe2\x28\xa1", "\x80\x80", "\xe2\x82\xac\xe2",
+}
+
+// prepare creates what the scripts above read: the chroot /eph and the
+// znodes /bytes/N holding malformed data.
+func prepare(t *testing.T, addr string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := zk.Connect(ctx, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var script strings.Builder
+	for _, p := range []string{"/eph", "/bytes"} {
+		if _, err := conn.Create(ctx, p, nil, zk.OpenACL, zk.ModePersistent); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, data := range malformed {
+		p := fmt.Sprintf("/bytes/%d", i)
+		if _, err := conn.Create(ctx, p, []byte(data), zk.OpenACL, zk.ModePersistent); err != nil {
+			t.Fatal(err)
+		}
+		script.WriteString("get " + p + "\n")
+	}
+	return script.String()
+}
+
+// TestEdgesSameAsZkCli runs the edge cases above, and one-shot commands (one
+// with dashed words after it; history, which prints the unrecorded command
+// as "null"), through zkCli.sh and paddock cli against Apache ZooKeeper and
+// Paddock.
 func TestEdgesSameAsZkCli(t *testing.T) {
 	if _, err := os.Stat(zkCli); err != nil {
 		t.Fatalf("this test needs %s (Debian's zookeeper package): %v", zkCli, err)
@@ -58,6 +114,43 @@ func TestEdgesSameAsZkCli(t *testing.T) {
 			both("edge script", edgeScript, p.Addr)
 			both("chroot script", chrootScript, p.Addr+"/edge")
 			both("get -json /", "", p.Addr, "get", "-json", "/")
+			bytesScript := prepare(t, p.Addr)
+			both("ephemeral script", ephemeralScript, p.Addr+"/eph")
+			both("malformed UTF-8", bytesScript, p.Addr)
+			both("history", "", p.Addr, "history")
 		})
 	}
+}
+
+// TestConfigSameAsZkCli compares config and config -c on a three-member
+// Apache ZooKeeper ensemble whose config carries client addresses (set with
+// reconfig): zkCli lists them in the order Java's Properties iterates over
+// the server.N keys, not sorted. (A Paddock ensemble leaves
+// /zookeeper/config empty.)
+func TestConfigSameAsZkCli(t *testing.T) {
+	if _, err := os.Stat(zkCli); err != nil {
+		t.Fatalf("this test needs %s (Debian's zookeeper package): %v", zkCli, err)
+	}
+	paddock := zktest.BuildPaddock(t)
+	e := zktest.StartZooKeeperEnsemble(t, zktest.EnsembleOptions{Members: 3, ExtraConfig: []string{"reconfigEnabled=true"}})
+	addr := e.Members[0].Addr
+	cfg := run(t, "config\n", zkCli, "-server", addr)
+	var members []string
+	for _, line := range strings.Split(cfg.stdout, "\n") {
+		var id int
+		if _, err := fmt.Sscanf(line, "server.%d=", &id); err == nil && id >= 1 && id <= len(e.Members) {
+			members = append(members, fmt.Sprintf("%s;127.0.0.1:%d", line, e.Members[id-1].Port))
+		}
+	}
+	if len(members) != 3 {
+		t.Fatalf("the ensemble's config has not three servers:\n%s", cfg.stdout)
+	}
+	set := run(t, "addauth digest super:test\nreconfig -members "+strings.Join(members, ",")+"\n", zkCli, "-server", addr)
+	if set.code != 0 || !strings.Contains(set.stdout, ";127.0.0.1:") {
+		t.Fatalf("reconfig failed:\n%s\n%s", set.stdout, set.stderr)
+	}
+	script := "config\nconfig -c\n"
+	want := run(t, script, zkCli, "-server", addr)
+	got := run(t, script, paddock, "cli", "-server", addr)
+	compare(t, "config", want, got)
 }
