@@ -22,6 +22,12 @@
 // that has had children, or an empty TTL node whose mtime is more than its
 // TTL ago.
 //
+// An ensemble member's configuration shown at /zookeeper/config
+// (Machine.ShowConfig) is its own view, outside the replicated state:
+// snapshots leave it out and every op decides by the node's replicated
+// fields (tree.Tree.Replicated), so members whose nodes show different
+// things, and a replay of the log, still apply every entry alike.
+//
 // Machine is not safe for concurrent use: the server serialises Apply with its
 // reads under its own lock.
 package fsm

@@ -83,6 +83,18 @@ func New(opts Options) *Machine {
 // serialises them with Apply.
 func (m *Machine) Tree() *tree.Tree { return m.tree }
 
+// ShowConfig makes /zookeeper/config show an ensemble member's own
+// configuration, data, with mzxid and mtime as given and version -1, as
+// ZooKeeper's ZKDatabase.initConfigInZKDatabase does (see tree.ShowConfig).
+// It is the member's view, not replicated state: snapshots leave it out,
+// entries apply by the node's replicated fields whatever it shows, and a
+// committed setData of the node replaces it. Restore drops it: the caller
+// shows it again. It fires no watch. The caller must hold the lock that
+// excludes Apply.
+func (m *Machine) ShowConfig(data []byte, mzxid, mtime int64) {
+	m.tree.ShowConfig(data, mzxid, mtime)
+}
+
 // AppliedIndex is the index of the last applied entry.
 func (m *Machine) AppliedIndex() uint64 { return m.applied }
 

@@ -205,14 +205,21 @@ func (m *Machine) setData(e *Entry, op *Op, zxid int64, r *Result) OpResult {
 	if !acl.Allowed(m.tree.ACL(n), proto.PermWrite, e.Auth) {
 		return fail(proto.ErrNoAuth)
 	}
-	version, ok := checkVersion(n.Version, op.Version)
+	// What the replicated state holds, not a member's configuration that
+	// /zookeeper/config may show instead (tree.ShowConfig).
+	old := m.tree.Replicated(n)
+	version, ok := checkVersion(old.Version, op.Version)
 	if !ok {
 		return fail(proto.ErrBadVersion)
 	}
-	oldData, oldVersion, oldMzxid, oldMtime := n.Data, n.Version, n.Mzxid, n.Mtime
+	if data, mzxid, mtime, shown := m.tree.ConfigShown(); shown && op.Path == tree.ConfigPath {
+		// The write replaces the configuration shown: a failed multi
+		// shows it again (after undoSetData, recorded next).
+		m.record(undoStep{kind: undoShowConfig, data: data, mzxid: mzxid, mtime: mtime})
+	}
 	m.tree.SetData(n, op.Data, version, zxid, e.Time)
-	m.record(undoStep{kind: undoSetData, node: n, data: oldData, version: oldVersion, mzxid: oldMzxid, mtime: oldMtime})
-	m.updateQuota(op.Path, 0, int64(len(op.Data)-len(oldData)))
+	m.record(undoStep{kind: undoSetData, node: n, data: old.Data, version: old.Version, mzxid: old.Mzxid, mtime: old.Mtime})
+	m.updateQuota(op.Path, 0, int64(len(op.Data)-len(old.Data)))
 	r.Changes = append(r.Changes, Change{Type: proto.EventNodeDataChanged, Path: op.Path, ACL: m.tree.ACL(n)})
 	return OpResult{Op: op.Op, Stat: m.tree.Stat(n)}
 }
@@ -253,7 +260,7 @@ func (m *Machine) check(e *Entry, op *Op) OpResult {
 	if !acl.Allowed(m.tree.ACL(n), proto.PermRead, e.Auth) {
 		return fail(proto.ErrNoAuth)
 	}
-	if _, ok := checkVersion(n.Version, op.Version); !ok {
+	if _, ok := checkVersion(m.tree.Replicated(n).Version, op.Version); !ok {
 		return fail(proto.ErrBadVersion)
 	}
 	return OpResult{Op: op.Op}

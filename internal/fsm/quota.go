@@ -89,7 +89,7 @@ func (m *Machine) quotaNodeCreated(path string, n *tree.Node) {
 	var walk func(n *tree.Node)
 	walk = func(n *tree.Node) {
 		count++
-		bytes += int64(len(n.Data))
+		bytes += int64(len(m.tree.Replicated(n).Data))
 		n.EachChild(func(_ string, c *tree.Node) { walk(c) })
 	}
 	if t != nil {

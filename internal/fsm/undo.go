@@ -9,11 +9,12 @@ import (
 type undoKind uint8
 
 const (
-	undoCreate  undoKind = iota // delete the node created at path; restore the parent's cversion and pzxid
-	undoDelete                  // put node back at path with acl; restore the parent's cversion and pzxid
-	undoSetData                 // restore node's data, version, mzxid and mtime
-	undoData                    // restore node's data only (a quota node's statistics)
-	undoSetACL                  // restore node's ACL and aversion
+	undoCreate     undoKind = iota // delete the node created at path; restore the parent's cversion and pzxid
+	undoDelete                     // put node back at path with acl; restore the parent's cversion and pzxid
+	undoSetData                    // restore node's data, version, mzxid and mtime
+	undoData                       // restore node's data only (a quota node's statistics)
+	undoSetACL                     // restore node's ACL and aversion
+	undoShowConfig                 // show the member's configuration again (data, mzxid, mtime; tree.ShowConfig)
 )
 
 // undoStep records how to take back one change made inside a multi, so
@@ -59,6 +60,8 @@ func (m *Machine) rollBack() {
 			m.tree.SetData(n, u.data, n.Version, n.Mzxid, n.Mtime)
 		case undoSetACL:
 			m.tree.SetACL(u.node, u.acl, u.version)
+		case undoShowConfig:
+			m.tree.ShowConfig(u.data, u.mzxid, u.mtime)
 		}
 	}
 	m.forget()

@@ -188,6 +188,9 @@ func (s *Server) leaderLoop() {
 			continue
 		}
 		if st := s.node.Status(); st.Lead == ev.lead {
+			if !ev.isLeader {
+				s.showConfig(time.Now()) // synced with a leader, as a ZooKeeper learner
+			}
 			s.serving.Store(true)
 			if s.node.Err() != nil {
 				// The node failed meanwhile, and onNodeStop may have

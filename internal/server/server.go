@@ -209,6 +209,7 @@ func (s *Server) Start() error {
 	if err := s.initMetrics(&rc); err != nil {
 		return err
 	}
+	s.showConfig(s.started)
 	node, err := raftnode.Start(rc, (*machine)(s))
 	if err != nil {
 		return err
@@ -587,6 +588,7 @@ func (m *machine) Restore(data []byte) error {
 		return err
 	}
 	s.zxid.Store(s.fsm.LastZxid())
+	s.showConfigLocked(time.Now()) // a restored state shows nothing
 	// The session table jumps with the state: track the sessions it holds,
 	// and only those.
 	now := time.Now()

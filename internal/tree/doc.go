@@ -4,13 +4,19 @@
 //
 // The tree is a plain data structure: it does no I/O, keeps no clock, starts
 // no goroutines, fires no watches and takes no locks. Package fsm owns the one
-// Tree of a server, mutates it only while applying committed log entries, and
-// guards it with its own lock. Mutations here never fail halfway: callers
+// Tree of a server, mutates it only while applying committed log entries (and
+// to show the member's configuration, ShowConfig), and guards it with its own
+// lock. Mutations here never fail halfway: callers
 // validate first (path, existence, versions, ACLs) and then mutate.
 //
 // A new tree matches a fresh Apache ZooKeeper DataTree: "/", /zookeeper,
 // /zookeeper/quota and /zookeeper/config with empty data and zero Stat,
 // except that /zookeeper/config is world-readable only with aversion -1.
+// An ensemble member's own configuration can be shown at /zookeeper/config
+// (ShowConfig), as ZooKeeper's members keep their membership there; that is
+// the member's view, not replicated state: snapshots hold the node's
+// replicated fields, and Replicated returns them for the state machine to
+// decide by.
 // Tree.Stat returns what clients see (DataNode.copyStat): cversion derived
 // from the persisted child-creation counter, ephemeralOwner 0 for container
 // and TTL nodes. Data keeps the difference between null and empty.

@@ -16,11 +16,13 @@ import (
 //	  long pzxid, long ctime, long mtime, long ephemeralOwner, int version,
 //	  int cversion, int aversion, int aclRef)
 //
-// The enclosing snapshot format carries the version number.
+// The enclosing snapshot format carries the version number. A configuration
+// ShowConfig made /zookeeper/config show is left out: the node is written
+// as the replicated state holds it.
 func (t *Tree) AppendSnapshot(b []byte) []byte {
 	b = appendACLTable(b, t.acls.lists)
 	b = proto.AppendInt64(b, int64(t.count))
-	t.Walk(func(path string, n *Node) { b = appendNode(b, path, n) })
+	t.Walk(func(path string, n *Node) { b = appendNode(b, path, snapshotNode(n, n, t.config)) })
 	return b
 }
 

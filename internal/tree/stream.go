@@ -52,6 +52,8 @@ type Stream struct {
 	work     *orderWork
 	deferMin int
 	inline   orderWork // the work of a parent push does all at once
+	// config is a copy of Tree.config at the start, or nil.
+	config *configShown
 }
 
 // kidsDelta records, for a parent whose children changed while a stream
@@ -94,6 +96,10 @@ func (t *Tree) BeginStream() *Stream {
 		saved:     make(map[*Node]*Node),
 		savedKids: make(map[*Node]kidsDelta),
 		deferMin:  deferMin,
+	}
+	if t.config != nil {
+		c := *t.config
+		s.config = &c
 	}
 	t.stream = s
 	return s
@@ -290,7 +296,7 @@ func (s *Stream) Next(b []byte, max int) ([]byte, bool) {
 		b = proto.AppendInt32(b, int32(len(f.path)+len(name)))
 		b = append(b, f.path...)
 		b = append(b, name...)
-		b = appendNodeFields(b, s.state(n))
+		b = appendNodeFields(b, snapshotNode(n, s.state(n), s.config))
 		if s.hasKids(n) {
 			s.push(string(b[start+4:start+4+len(f.path)+len(name)]), n)
 			if s.work != nil {

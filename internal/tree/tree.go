@@ -52,6 +52,8 @@ type Tree struct {
 	// parent that keeps growing. The next stream sorts only the changed
 	// names and merges them in (Stream.begin, Stream.prepare).
 	order map[*Node]*childOrder
+	// config is what ShowConfig made /zookeeper/config show, or nil.
+	config *configShown
 }
 
 // childOrder is a parent's children in snapshot order, as of the start of
@@ -273,6 +275,7 @@ func (t *Tree) Reinsert(path string, n *Node, acl []proto.ACL) {
 // SetData replaces the data of n.
 func (t *Tree) SetData(n *Node, data []byte, version int32, zxid, now int64) {
 	t.preserve(n)
+	t.writing(n)
 	t.dataSize += int64(len(data) - len(n.Data))
 	n.Data, n.Version, n.Mzxid, n.Mtime = data, version, zxid, now
 }
