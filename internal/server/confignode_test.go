@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -162,5 +163,34 @@ func TestStandaloneShowsNoConfig(t *testing.T) {
 	data, st, _ := configNode(s)
 	if data == nil || len(data) != 0 || st != (proto.Stat{Aversion: -1}) {
 		t.Fatalf("standalone /zookeeper/config: %q %+v", data, st)
+	}
+}
+
+// TestConfMembershipAsConfigNode: the conf four-letter word's membership
+// part is the text /zookeeper/config shows, in ZooKeeper's HashMap order
+// (ids 5, 10, 20 print as 20, 5, 10) with Java's host forms; it printed
+// the members sorted by id, with hosts as written.
+func TestConfMembershipAsConfigNode(t *testing.T) {
+	peer := func(host string, q, e int) config.PeerAddr {
+		return config.PeerAddr{Host: host, QuorumPort: q, ElectionPort: e}
+	}
+	cfg := config.Default()
+	cfg.ServerID = 5
+	cfg.Servers = []config.Server{
+		{ID: 5, Addrs: []config.PeerAddr{peer("::1", 23311, 23312)}},
+		{ID: 10, Addrs: []config.PeerAddr{peer("127.0.0.1", 23321, 23322)}},
+		{ID: 20, Addrs: []config.PeerAddr{peer("127.0.0.1", 23331, 23332)}},
+	}
+	s := &Server{cfg: cfg}
+	var b strings.Builder
+	s.writeQuorumConf(&b)
+	_, got, ok := strings.Cut(b.String(), "membership: \n")
+	if !ok {
+		t.Fatalf("no membership line in:\n%s", b.String())
+	}
+	want := "server.20=127.0.0.1:23331:23332:participant\nserver.5=[0:0:0:0:0:0:0:1]:23311:23312:participant\n" +
+		"server.10=127.0.0.1:23321:23322:participant\nversion=0"
+	if got != want {
+		t.Errorf("conf membership:\n%s\nwant:\n%s", got, want)
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/paddockhq/paddock/internal/config"
 	"github.com/paddockhq/paddock/internal/proto"
 	"github.com/paddockhq/paddock/internal/raftnode"
 	"github.com/paddockhq/paddock/internal/watch"
@@ -274,20 +273,7 @@ func (s *Server) writeQuorumConf(b *strings.Builder) {
 	fmt.Fprintf(b, "quorumPort=%s\n", strings.Join(quorum, "|"))
 	fmt.Fprintf(b, "peerType=%d\n", int(s.cfg.PeerType))
 	b.WriteString("membership: \n")
-	for _, srv := range s.cfg.Servers {
-		addrs := slices.Clone(srv.Addrs)
-		slices.SortStableFunc(addrs, func(x, y config.PeerAddr) int { return strings.Compare(x.Host, y.Host) })
-		groups := make([]string, len(addrs))
-		for i, a := range addrs {
-			groups[i] = fmt.Sprintf("%s:%d:%d", delimitedHost(a.Host), a.QuorumPort, a.ElectionPort)
-		}
-		fmt.Fprintf(b, "server.%d=%s:%s", srv.ID, strings.Join(groups, "|"), srv.Role)
-		if srv.ClientPort != 0 {
-			fmt.Fprintf(b, ";%s:%d", delimitedHost(srv.ClientHost), srv.ClientPort)
-		}
-		b.WriteString("\n")
-	}
-	b.WriteString("version=0")
+	b.Write(membership(s.cfg, configVersion)) // as /zookeeper/config shows it
 }
 
 // delimitedHost is a host as ZooKeeper's QuorumServer.delimitedHostString

@@ -125,8 +125,9 @@ func TestEdgesSameAsZkCli(t *testing.T) {
 // TestConfigSameAsZkCli compares config and config -c on a three-member
 // Apache ZooKeeper ensemble whose config carries client addresses (set with
 // reconfig): zkCli lists them in the order Java's Properties iterates over
-// the server.N keys, not sorted. (A Paddock ensemble leaves
-// /zookeeper/config empty.)
+// the server.N keys, not sorted. (Paddock has no reconfig to add client
+// addresses with; its ensembles' /zookeeper/config is compared with
+// ZooKeeper's in test/ensemble.)
 func TestConfigSameAsZkCli(t *testing.T) {
 	if _, err := os.Stat(zkCli); err != nil {
 		t.Fatalf("this test needs %s (Debian's zookeeper package): %v", zkCli, err)

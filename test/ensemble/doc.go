@@ -21,7 +21,12 @@
 //     client whose connection is cut (no closeSession) loses its ephemerals
 //     only after its session timeout, once, even when the leader is killed
 //     meanwhile; a client that moves to another member keeps its session,
-//     ephemerals and watches.
+//     ephemerals and watches;
+//   - the configuration node (confignode_test.go): /zookeeper/config holds
+//     the membership with the Stat a ZooKeeper 3.8 ensemble gives it, on
+//     every member, after a restart, with observers and client addresses,
+//     and stays empty on a standalone server (compared with real
+//     ZooKeeper ensembles).
 //
 // Waits are bounded polls of conditions, never sleeps to synchronise. The
 // package runs in well under a minute and a half on two cores.

@@ -36,9 +36,9 @@
 // (three voters and an observer), whose quorum keys and membership list
 // follow the standalone keys, and srvr and mntr member by role: the
 // leader's proposal sizes, the ensemble keys of mntr in ZooKeeper's order
-// for each role. ZooKeeper's ensemble keeps its membership in
-// /zookeeper/config, Paddock's does not: zk_approximate_data_size is
-// compared less that node's data.
+// for each role. Both ensembles keep their membership in
+// /zookeeper/config, whose length depends on the ports:
+// zk_approximate_data_size is compared less that node's data.
 //
 // TestWhitelistSeparators checks that both servers split
 // 4lw.commands.whitelist on commas only.

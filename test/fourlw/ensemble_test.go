@@ -53,9 +53,9 @@ func TestCompareEnsemble(t *testing.T) {
 	opts := zktest.EnsembleOptions{Members: 3, Observers: 1}
 	zk := zktest.StartZooKeeperEnsemble(t, opts)
 	pd := zktest.StartPaddockEnsemble(t, opts)
-	// ZooKeeper keeps the membership in /zookeeper/config, where
-	// Paddock's ensemble has none: mntr's zk_approximate_data_size
-	// differs by its size.
+	// Both keep the membership in /zookeeper/config, counted in mntr's
+	// zk_approximate_data_size; the texts' lengths may differ (ports), so
+	// each side's is taken off its own.
 	var configSize [2]int
 	var clients [2]*rawClient
 	for i, e := range []*zktest.Ensemble{zk, pd} {
