@@ -226,7 +226,7 @@ func (a *adminSource) Configuration() admin.Configuration {
 		MaxClientCnxns:          s.cfg.MaxClientCnxns,
 		MinSessionTimeout:       s.cfg.MinSessionTimeout.Milliseconds(),
 		MaxSessionTimeout:       s.cfg.MaxSessionTimeout.Milliseconds(),
-		ServerID:                s.cfg.ServerID,
+		ServerID:                s.confServerID(),
 		ClientPortListenBacklog: -1,
 	}
 }

@@ -149,7 +149,7 @@ func TestAdminStandalone(t *testing.T) {
 	}
 
 	conf := cmd(t, s, "conf")
-	if conf["client_port"] != float64(s.Addr().(*net.TCPAddr).Port) || conf["tick_time"] != float64(2000) || conf["server_id"] != float64(1) {
+	if conf["client_port"] != float64(s.Addr().(*net.TCPAddr).Port) || conf["tick_time"] != float64(2000) || conf["server_id"] != float64(0) {
 		t.Errorf("conf: %v", conf)
 	}
 	if d := cmd(t, s, "dirs"); d["datadir_size"].(float64) <= 0 {

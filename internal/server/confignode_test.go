@@ -194,3 +194,18 @@ func TestConfMembershipAsConfigNode(t *testing.T) {
 		t.Errorf("conf membership:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// TestConfStandaloneServerID: a standalone server's conf (four-letter word
+// and admin) reports serverId 0, as a standalone ZooKeeper's does, even
+// with a myid file; it reported 1 (or the file's id).
+func TestConfStandaloneServerID(t *testing.T) {
+	s := startServer(t, func(c *config.Config) { c.ServerID = 7 })
+	var b strings.Builder
+	s.writeConf(&b)
+	if !strings.Contains(b.String(), "\nserverId=0\n") {
+		t.Errorf("conf:\n%s\nwant serverId=0", b.String())
+	}
+	if id := (*adminSource)(s).Configuration().ServerID; id != 0 {
+		t.Errorf("admin configuration server_id %d, want 0", id)
+	}
+}

@@ -245,10 +245,19 @@ func (s *Server) writeConf(b *strings.Builder) {
 	fmt.Fprintf(b, "minSessionTimeout=%d\n", s.cfg.MinSessionTimeout.Milliseconds())
 	fmt.Fprintf(b, "maxSessionTimeout=%d\n", s.cfg.MaxSessionTimeout.Milliseconds())
 	fmt.Fprintf(b, "clientPortListenBacklog=-1\n")
-	fmt.Fprintf(b, "serverId=%d\n", s.cfg.ServerID)
+	fmt.Fprintf(b, "serverId=%d\n", s.confServerID())
 	if !s.cfg.Standalone() {
 		s.writeQuorumConf(b)
 	}
+}
+
+// confServerID is the server id conf reports: a standalone ZooKeeper's
+// is 0 (ZooKeeperServer.getServerId), whatever its myid file says.
+func (s *Server) confServerID() int64 {
+	if s.cfg.Standalone() {
+		return 0
+	}
+	return s.cfg.ServerID
 }
 
 // writeQuorumConf adds what QuorumZooKeeperServer.dumpConf prints for an
