@@ -104,6 +104,11 @@ type Config struct {
 	// ClientTCPKeepAlive turns on TCP keepalive probes on client
 	// connections (clientTcpKeepAlive). Default false, as ZooKeeper.
 	ClientTCPKeepAlive bool
+	// QuorumListenOnAllIPs makes an ensemble member listen for its peers
+	// on every interface, at its own server.N line's peer port, instead of
+	// on that line's host (quorumListenOnAllIPs, for hosts whose name is
+	// not a local address: NAT, containers). Default false.
+	QuorumListenOnAllIPs bool
 	// SuperDigest is "user:base64(sha1(user:password))"; a client
 	// authenticated as that digest user bypasses ACLs
 	// (DigestAuthenticationProvider.superDigest). Default "": no super user.

@@ -46,7 +46,7 @@ func classify(key string) keyKind {
 	case "preAllocSize", "forceSync", "snapSizeLimitInKb", "txnLogSizeLimitInKb",
 		"clientPortListenBacklog", "standaloneEnabled", "reconfigEnabled",
 		"electionAlg", "connectToLearnerMasterLimit", "syncEnabled",
-		"observerMasterPort", "quorumListenOnAllIPs", "cnxTimeout",
+		"observerMasterPort", "cnxTimeout",
 		"quorumCnxnTimeoutMs", "quorum.cnxn.threads.size", "oraclePath",
 		"maxResponseCacheSize", "maxGetChildrenResponseCacheSize",
 		"digest.enabled", "snapshot.compression.method", "snapshot.trust.empty",

@@ -374,6 +374,8 @@ func (b *builder) set(key, value, where string, fromFile bool) (bool, error) {
 		c.ExtendedTypesEnabled, err = parseBool(value)
 	case "clientTcpKeepAlive":
 		c.ClientTCPKeepAlive, err = parseBool(value)
+	case "quorumListenOnAllIPs":
+		c.QuorumListenOnAllIPs, err = parseBool(value)
 	case "DigestAuthenticationProvider.superDigest":
 		c.SuperDigest = value
 		if value != "" {

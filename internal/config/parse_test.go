@@ -71,6 +71,7 @@ func TestParseKeys(t *testing.T) {
 		{"extendedTypesEnabled=false", func(c *Config) any { return c.ExtendedTypesEnabled }, false},
 		{"clientTcpKeepAlive=true", func(c *Config) any { return c.ClientTCPKeepAlive }, true},
 		{"zookeeper.clientTcpKeepAlive=true", func(c *Config) any { return c.ClientTCPKeepAlive }, true},
+		{"quorumListenOnAllIPs=true", func(c *Config) any { return c.QuorumListenOnAllIPs }, true},
 		{"DigestAuthenticationProvider.superDigest=" + digest, func(c *Config) any { return c.SuperDigest }, digest},
 		{"zookeeper.DigestAuthenticationProvider.superDigest=" + digest, func(c *Config) any { return c.SuperDigest }, digest},
 		{"znode.container.checkIntervalMs=5000", func(c *Config) any { return c.ContainerCheckInterval }, 5 * time.Second},

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -207,5 +208,31 @@ func TestConfStandaloneServerID(t *testing.T) {
 	}
 	if id := (*adminSource)(s).Configuration().ServerID; id != 0 {
 		t.Errorf("admin configuration server_id %d, want 0", id)
+	}
+}
+
+// TestQuorumListenOnAllIPs: with quorumListenOnAllIPs a member listens for
+// its peers on every interface at its peer port, and still dials the
+// others at their server.N hosts; without it, it listens on its own line's
+// host. (Only the raft configuration is checked: tests listen on loopback
+// only.) The key was ignored.
+func TestQuorumListenOnAllIPs(t *testing.T) {
+	cfg := config.Default()
+	cfg.ServerID = 2
+	for id := int64(1); id <= 3; id++ {
+		cfg.Servers = append(cfg.Servers, config.Server{ID: id,
+			Addrs: []config.PeerAddr{{Host: "zk" + strconv.FormatInt(id, 10), QuorumPort: 2880 + int(id), ElectionPort: 3880 + int(id)}}})
+	}
+	s := &Server{cfg: cfg}
+	if rc := s.raftConfig("d", "l"); rc.Listen != "zk2:2882" {
+		t.Errorf("listen %q without quorumListenOnAllIPs, want zk2:2882", rc.Listen)
+	}
+	cfg.QuorumListenOnAllIPs = true
+	rc := s.raftConfig("d", "l")
+	if rc.Listen != ":2882" {
+		t.Errorf("listen %q with quorumListenOnAllIPs, want :2882", rc.Listen)
+	}
+	if rc.Peers[1] != "zk1:2881" || rc.Peers[3] != "zk3:2883" {
+		t.Errorf("peers %v, want zk1:2881 and zk3:2883", rc.Peers)
 	}
 }

@@ -329,6 +329,9 @@ func (s *Server) raftConfig(dataDir, logDir string) raftnode.Config {
 		for _, srv := range s.cfg.Servers {
 			if srv.ID == s.cfg.ServerID {
 				cfg.Listen = peerAddr(srv)
+				if s.cfg.QuorumListenOnAllIPs {
+					cfg.Listen = ":" + strconv.Itoa(srv.Addrs[0].QuorumPort)
+				}
 			} else {
 				cfg.Peers[uint64(srv.ID)] = peerAddr(srv)
 			}
