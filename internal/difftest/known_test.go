@@ -39,4 +39,16 @@ var knownDifferences = map[string]string{
 		"separately encoded surrogates (invalid UTF-8); Paddock echoes the bytes it received",
 	"addwatch-remove-persistent-with-type": "watcher types 4 (persistent) and 5 (persistent recursive) " +
 		"exist since 3.9 (ZOOKEEPER-4472); 3.8 answers MarshallingError",
+	"zz2-multi-createcontainer-op-non-container-flags": "a createContainer op in a multi keeps its opcode " +
+		"whatever its mode since 3.9 (ZOOKEEPER-4026: Op.create's defaultOpCode), so it makes a container " +
+		"and answers with path and Stat; 3.8.0 takes the opcode from the mode (a plain create: an ephemeral " +
+		"node for the ephemeral flag, a path-only result)",
+	"zz2-watch-on-empty-path": "checkWatches looks the path up in the caller's own watches since 3.9 " +
+		"(ZOOKEEPER-4466), so it finds a watch a read left on \"\"; 3.8 walks the path's parents and " +
+		"finds nothing for \"\"",
+	"zz2-watch-recursive-on-empty-path": "checkWatches finds a persistent recursive watch on \"\" since 3.9 " +
+		"(ZOOKEEPER-4466); 3.8 walks the path's parents and finds nothing for \"\"",
+	"zz2-watch-on-relative-path": "checkWatches looks the path up as it is since 3.9 (ZOOKEEPER-4466), so " +
+		"it finds a watch on a relative path; 3.8 walks the path's parents and fails on a path with no " +
+		"'/' (MarshallingError)",
 }

@@ -19,24 +19,63 @@ import (
 // wrote there are kept after them ("count=N,bytes=M=;countHardLimit=10").
 // The stats node's data changes without a version or mzxid change, as in
 // ZooKeeper. Quotas are soft: exceeding them is allowed.
-const (
-	quotaLimits = "zookeeper_limits"
-	quotaStats  = "zookeeper_stats"
-)
+//
+// Which paths have a quota is decided by ZooKeeper's rules for its quota
+// trie (DataTree.pTrie, a PathTrie), which are looser than the sentence
+// above:
+//   - a path's components are its names without those that Java's trim()
+//     leaves empty (every character at most U+0020; of those, paths can
+//     hold only spaces): "/a/ /b" has the components a and b, and so has
+//     "/a/b" (PathTrie.split);
+//   - a node named zookeeper_limits whose parent's path starts with the
+//     string "/zookeeper/quota" puts a quota on the components of the rest
+//     of that path (DataTree.createNode, Quotas.trimQuotaPath): the
+//     parents "/zookeeper/quota/a/ ", "/zookeeper/quota /a" and
+//     "/zookeeper/quotaa" all put one on a. A parent that leaves no
+//     components ("/zookeeper/quota" itself, "/zookeeper/quota/ ") puts none:
+//     ZooKeeper throws on the first and marks the trie's root, which no
+//     lookup reads, on the second;
+//   - a path falls under the quota whose components are the most of its
+//     own first ones, and that quota's stats node is named by those
+//     components: /zookeeper/quota/a/b/zookeeper_stats for a quota on
+//     a, b (PathTrie.findMaxPrefix, Quotas.statPath).
+//
+// ZooKeeper changes its trie as limits nodes come and go; in Paddock the
+// tree keeps its own index of the limits nodes present (Tree.QuotaDepth),
+// changed by the tree's create, delete, reinsert and snapshot decoding
+// themselves, so that live apply, WAL replay, snapshot restore and a
+// multi's rollback agree, and a lookup costs the same however many quotas
+// there are and however many children /zookeeper/quota has. The answer is
+// ZooKeeper's live one wherever that depends on the tree alone. It does
+// not where ZooKeeper's trie depends on history, and there Paddock
+// follows the tree:
+//   - deleting a zookeeper_limits node removes ZooKeeper's quota even when
+//     another limits node still names the same components (under
+//     "/zookeeper/quota/a" and "/zookeeper/quota/a/ "); Paddock keeps it
+//     while one is left;
+//   - ZooKeeper's deleteNode removes a quota for every zookeeper_limits
+//     node whose parent starts with "/zookeeper", cutting the parent's
+//     first 16 characters off (deleting /zookeeper/abcdeg/zookeeper_limits
+//     removes a quota on g; a shorter parent throws); Paddock does not;
+//   - on loading a snapshot ZooKeeper rebuilds its trie from the limits
+//     nodes below /zookeeper/quota/ that have no children only (cutting a
+//     path at its first "/zookeeper_limits") and recomputes their stats
+//     nodes; Paddock neither loses those quotas nor rewrites the stats.
+const quotaStats = "zookeeper_stats"
 
-// quotaRoot returns the longest prefix of path (path itself or an ancestor,
-// never "/") that has a quota, or "".
-func (m *Machine) quotaRoot(path string) string {
-	q := m.tree.Get(tree.QuotaPath)
-	if q == nil || q.NumChildren() == 0 {
-		return ""
+// quotaStatsNode returns the stats node of the quota on path's first depth
+// components, or nil.
+func (m *Machine) quotaStatsNode(path string, depth int) *tree.Node {
+	n := m.tree.Get(tree.QuotaPath)
+	for ; depth > 0 && n != nil; depth-- {
+		var name string
+		name, path = tree.NextQuotaComponent(path)
+		n = n.Child(name)
 	}
-	for p := path; p != "/" && p != ""; p, _ = zpath.Parent(p) {
-		if m.tree.Get(tree.QuotaPath+p+"/"+quotaLimits) != nil {
-			return p
-		}
+	if n == nil {
+		return nil
 	}
-	return ""
+	return n.Child(quotaStats)
 }
 
 // updateQuota adds countDiff nodes and bytesDiff bytes to the stats of the
@@ -48,11 +87,11 @@ func (m *Machine) quotaRoot(path string) string {
 // number) its update throws in the middle of applying the transaction,
 // and the server stops; Paddock leaves the stats node as it is instead.
 func (m *Machine) updateQuota(path string, countDiff, bytesDiff int64) {
-	root := m.quotaRoot(path)
-	if root == "" {
+	depth := m.tree.QuotaDepth(path)
+	if depth == 0 {
 		return
 	}
-	stats := m.tree.Get(tree.QuotaPath + root + "/" + quotaStats)
+	stats := m.quotaStatsNode(path, depth)
 	if stats == nil {
 		return
 	}

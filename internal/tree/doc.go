@@ -1,6 +1,6 @@
 // Package tree is Paddock's in-memory data tree: znodes, their Stat metadata
 // as Apache ZooKeeper keeps it, interned ACL lists, and the indexes the server
-// needs (ephemeral nodes per session, containers, TTL nodes).
+// needs (ephemeral nodes per session, containers, TTL nodes, quotas).
 //
 // The tree is a plain data structure: it does no I/O, keeps no clock, starts
 // no goroutines, fires no watches and takes no locks. Package fsm owns the one

@@ -39,6 +39,7 @@ type treeDump struct {
 	Containers []string
 	TTLs       []string
 	ACLLists   int
+	Quotas     map[string]int // the quota index: limits nodes by key (quotaKeys)
 }
 
 func dumpTree(t *Tree) treeDump {
@@ -50,6 +51,7 @@ func dumpTree(t *Tree) treeDump {
 		Containers: t.Containers(),
 		TTLs:       t.TTLNodes(),
 		ACLLists:   t.ACLLists(),
+		Quotas:     quotaKeys(&t.quotas),
 	}
 	for _, s := range t.EphemeralSessions() {
 		d.Ephemerals[s] = t.Ephemerals(s)
@@ -147,6 +149,10 @@ func checkInvariants(t *testing.T, tr *Tree) {
 	if got := tr.TTLNodes(); !equalStrings(got, ttls) {
 		t.Errorf("TTLNodes = %v, want %v", got, ttls)
 	}
+	if got, want := quotaKeys(&tr.quotas), naiveQuotas(tr); !reflect.DeepEqual(got, want) {
+		t.Errorf("quota index %v, want %v", got, want)
+	}
+	checkQuotaTrie(t, &tr.quotas, "")
 }
 
 func equalStrings(a, b []string) bool {

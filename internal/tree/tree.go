@@ -54,6 +54,8 @@ type Tree struct {
 	order map[*Node]*childOrder
 	// config is what ShowConfig made /zookeeper/config show, or nil.
 	config *configShown
+	// quotas indexes the limits nodes by the quota they name (QuotaDepth).
+	quotas quotaTrie
 }
 
 // childOrder is a parent's children in snapshot order, as of the start of
@@ -290,6 +292,7 @@ func (t *Tree) SetACL(n *Node, acl []proto.ACL, aversion int32) {
 }
 
 func (t *Tree) index(path string, n *Node) {
+	t.indexQuota(path)
 	switch t.Kind(n) {
 	case Ephemeral:
 		s := t.ephemerals[n.EphemeralOwner]
@@ -306,6 +309,7 @@ func (t *Tree) index(path string, n *Node) {
 }
 
 func (t *Tree) unindex(path string, n *Node) {
+	t.unindexQuota(path)
 	switch t.Kind(n) {
 	case Ephemeral:
 		if s := t.ephemerals[n.EphemeralOwner]; s != nil {
