@@ -2,6 +2,7 @@ package paddocktest
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"slices"
 	"strconv"
@@ -118,15 +119,22 @@ func escapeProperty(s string) string {
 	return strings.ReplaceAll(s, `\`, `\\`)
 }
 
-// freePort returns a loopback port that was free a moment ago. Another
-// process may take it before it is used: Member.start retries once.
+// freePort returns a loopback port that was free a moment ago, picked
+// below the ephemeral port range of Linux's default (32768 and up), so that
+// no outgoing connection takes it as its local port before the member
+// listens on it; port 0's pick is in that range. Another process may
+// still take it: Member.start retries once.
 func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+	var err error
+	for range 200 {
+		port := 20000 + rand.IntN(12000)
+		var ln net.Listener
+		if ln, err = net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port))); err == nil {
+			ln.Close()
+			return port, nil
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
+	return 0, err
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

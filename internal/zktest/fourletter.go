@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"strconv"
 	"syscall"
@@ -40,9 +41,10 @@ func FourLetterWord(addr, cmd string) (string, error) {
 	return string(out), nil
 }
 
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago. The
-// port is not reserved: another process, or a connection as its local
-// port, may take it before the caller binds it. The starters of this
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago,
+// below the kernel's ephemeral port range, so no outgoing connection takes
+// it as its local port. The port is not reserved: another process may
+// take it before the caller binds it. The starters of this
 // package then start the server again on other ports (up to three tries);
 // other callers must expect the bind to fail.
 func FreePort(t testing.TB) int {
@@ -54,19 +56,25 @@ func FreePort(t testing.TB) int {
 	return port
 }
 
+// Free ports are picked below the kernel's ephemeral range (32768 and up
+// on Linux): a port the kernel handed out for a listener on port 0 is
+// also handed out as the local port of outgoing connections, so another
+// test's client could take it between the check and the listen of the
+// server the port is for ("address already in use").
+const (
+	freePortLow  = 20000
+	freePortHigh = 32000
+)
+
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("zktest: find a free port on 127.0.0.1: %w", err)
+	var err error
+	for range 200 {
+		port := freePortLow + rand.IntN(freePortHigh-freePortLow)
+		var l net.Listener
+		if l, err = net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port)); err == nil {
+			l.Close()
+			return port, nil
+		}
 	}
-	defer l.Close()
-	_, portStr, err := net.SplitHostPort(l.Addr().String())
-	if err != nil {
-		return 0, fmt.Errorf("zktest: find a free port: parse %q: %w", l.Addr(), err)
-	}
-	port, err := strconv.Atoi(portStr)
-	if err != nil {
-		return 0, fmt.Errorf("zktest: find a free port: parse %q: %w", portStr, err)
-	}
-	return port, nil
+	return 0, fmt.Errorf("zktest: find a free port on 127.0.0.1 in [%d, %d): %w", freePortLow, freePortHigh, err)
 }
