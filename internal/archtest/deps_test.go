@@ -11,7 +11,7 @@ import (
 // every member and on replay.
 func TestPureCoreImportsNoIO(t *testing.T) {
 	forbidden := []string{"net", "os", "os/exec", "time", "go.etcd.io/raft/v3", "net/http", "syscall"}
-	for _, pkg := range []string{"proto", "zpath", "tree", "acl", "fsm"} {
+	for _, pkg := range []string{"proto", "zpath", "javastr", "tree", "acl", "fsm"} {
 		path := "github.com/paddockhq/paddock/internal/" + pkg
 		out, err := exec.Command("go", "list", "-deps", path).CombinedOutput()
 		if err != nil {

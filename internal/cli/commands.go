@@ -9,6 +9,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/paddockhq/paddock/internal/javastr"
 	"github.com/paddockhq/paddock/zk"
 )
 
@@ -212,59 +213,6 @@ func nonNil(s []string) []string {
 // shell sets.
 func (c *call) watcher() zk.Watcher { return c.s.printer }
 
-// javaString decodes data as Java's new String(data, UTF_8) does: each
-// malformed sequence becomes one U+FFFD, a malformed sequence being the
-// longest start of a well-formed one (a lead byte and the continuation bytes
-// that may follow it, "\xe2\x82" of a cut "€") or else one byte — the
-// "maximal subpart" replacement of the Unicode standard, which Java follows
-// but for encoded surrogates (checked against Java 17's decoder).
-func javaString(data []byte) string {
-	if utf8.Valid(data) {
-		return string(data)
-	}
-	var b strings.Builder
-	for len(data) > 0 {
-		r, n := utf8.DecodeRune(data)
-		if r == utf8.RuneError && n == 1 {
-			n = maximalSubpart(data)
-		}
-		b.WriteRune(r)
-		data = data[n:]
-	}
-	return b.String()
-}
-
-// maximalSubpart returns the length of the malformed sequence at the start
-// of p, which does not begin with a well-formed character: its lead byte
-// and the continuation bytes that a well-formed sequence could have after
-// it (Unicode's table 3-7), at least 1.
-func maximalSubpart(p []byte) int {
-	need, lo, hi := 0, byte(0x80), byte(0xbf) // continuation bytes; range of the first
-	switch c := p[0]; {
-	case c >= 0xc2 && c <= 0xdf:
-		need = 1
-	case c == 0xe0:
-		need, lo = 2, 0xa0
-	case c >= 0xe1 && c <= 0xef:
-		// 0xed too: Java takes an encoded surrogate (0xed 0xa0-0xbf
-		// 0x80-0xbf) as one malformed sequence, where Unicode's table
-		// would make each byte one.
-		need = 2
-	case c == 0xf0:
-		need, lo = 3, 0x90
-	case c >= 0xf1 && c <= 0xf3:
-		need = 3
-	case c == 0xf4:
-		need, hi = 3, 0x8f
-	}
-	n := 1
-	for n <= need && n < len(p) && p[n] >= lo && p[n] <= hi {
-		n++
-		lo, hi = 0x80, 0xbf
-	}
-	return n
-}
-
 // jsonData adds data to a JSON result: a string when it is valid UTF-8, else
 // base64 with "encoding": "base64"; null for a znode without data.
 func jsonData(res map[string]any, data []byte) {
@@ -299,7 +247,7 @@ func cmdGet(c *call) error {
 		if data == nil {
 			c.out.WriteString("null\n")
 		} else {
-			c.out.WriteString(javaString(data) + "\n")
+			c.out.WriteString(javastr.FromUTF8(data) + "\n")
 		}
 		if c.f.has('s') {
 			writeStat(&c.out, st, c.s.loc)
@@ -683,7 +631,7 @@ func cmdConfig(c *call) error {
 	}
 	text := "null"
 	if data != nil {
-		text = javaString(data)
+		text = javastr.FromUTF8(data)
 	}
 	if c.f.has('c') {
 		text = clientConfig(text)

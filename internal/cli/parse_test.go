@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paddockhq/paddock/internal/javastr"
 	"github.com/paddockhq/paddock/zk"
 )
 
@@ -217,7 +218,7 @@ func TestFormatting(t *testing.T) {
 	if b.String() != want {
 		t.Errorf("writeStat:\n%s\nwant:\n%s", b.String(), want)
 	}
-	if got := javaString([]byte{'a', 0xff, 'b'}); got != "a\uFFFDb" {
+	if got := javastr.FromUTF8([]byte{'a', 0xff, 'b'}); got != "a\uFFFDb" {
 		t.Errorf("javaString = %q", got)
 	}
 	// The servers come in the order Java's Properties iterates over them
