@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -395,37 +394,13 @@ func noAddWatch() zk.Option {
 		if err != nil {
 			return nil, err
 		}
-		return &opRewriter{Conn: nc}, nil
+		return &filterConn{Conn: nc, filter: func(frame []byte) verdict {
+			if opcode(frame) == 106 {
+				binary.BigEndian.PutUint32(frame[8:12], 999)
+			}
+			return send
+		}}, nil
 	})
-}
-
-type opRewriter struct {
-	net.Conn
-	mu      sync.Mutex
-	pending []byte
-	started bool // the handshake frame (which has no opcode) is sent
-}
-
-func (c *opRewriter) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.pending = append(c.pending, p...)
-	for len(c.pending) >= 4 {
-		n := int(binary.BigEndian.Uint32(c.pending))
-		if len(c.pending) < 4+n {
-			break
-		}
-		frame := c.pending[:4+n]
-		if c.started && n >= 8 && binary.BigEndian.Uint32(frame[8:12]) == 106 {
-			binary.BigEndian.PutUint32(frame[8:12], 999)
-		}
-		c.started = true
-		if _, err := c.Conn.Write(frame); err != nil {
-			return 0, err
-		}
-		c.pending = append(c.pending[:0], c.pending[4+n:]...)
-	}
-	return len(p), nil
 }
 
 // testCacheFallback: against a server that refuses addWatch, NodeCache and

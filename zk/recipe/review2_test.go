@@ -210,7 +210,16 @@ func (o *opHolder) option() zk.Option {
 		o.mu.Lock()
 		o.conns = append(o.conns, nc)
 		o.mu.Unlock()
-		return &opHoldConn{Conn: nc, o: o}, nil
+		return &filterConn{Conn: nc, filter: func(frame []byte) verdict {
+			o.mu.Lock()
+			defer o.mu.Unlock()
+			if o.armed && opcode(frame) == o.op {
+				o.armed, o.held = false, frame
+				close(o.hit)
+				return hold
+			}
+			return send
+		}}, nil
 	})
 }
 
@@ -228,50 +237,6 @@ func (o *opHolder) cut() {
 		c.Close()
 	}
 	o.conns = nil
-}
-
-type opHoldConn struct {
-	net.Conn
-	o       *opHolder
-	mu      sync.Mutex
-	pending []byte
-	started bool
-	swallow bool // a request was kept back: keep back what follows
-}
-
-func (c *opHoldConn) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.pending = append(c.pending, p...)
-	for len(c.pending) >= 4 {
-		n := int(binary.BigEndian.Uint32(c.pending))
-		if len(c.pending) < 4+n {
-			break
-		}
-		frame := append([]byte(nil), c.pending[:4+n]...)
-		c.pending = append(c.pending[:0], c.pending[4+n:]...)
-		if c.swallow {
-			continue
-		}
-		if c.started && n >= 8 {
-			c.o.mu.Lock()
-			hit := c.o.armed && binary.BigEndian.Uint32(frame[8:12]) == c.o.op
-			if hit {
-				c.o.armed, c.o.held = false, frame
-				close(c.o.hit)
-			}
-			c.o.mu.Unlock()
-			if hit {
-				c.swallow = true
-				continue
-			}
-		}
-		c.started = true
-		if _, err := c.Conn.Write(frame); err != nil {
-			return 0, err
-		}
-	}
-	return len(p), nil
 }
 
 // heldString returns the string field of the held frame that starts with

@@ -2,7 +2,6 @@ package recipe_test
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"net"
 	"slices"
@@ -253,7 +252,15 @@ func (o *opCutter) option() zk.Option {
 		if err != nil {
 			return nil, err
 		}
-		return &opCutConn{Conn: nc, o: o}, nil
+		return &filterConn{Conn: nc, filter: func(frame []byte) verdict {
+			o.mu.Lock()
+			defer o.mu.Unlock()
+			if o.armed && opcode(frame) == o.op {
+				o.armed, o.blocked = false, true
+				return cut
+			}
+			return send
+		}}, nil
 	})
 }
 
@@ -261,45 +268,6 @@ func (o *opCutter) heal() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.blocked, o.armed = false, false
-}
-
-type opCutConn struct {
-	net.Conn
-	o       *opCutter
-	mu      sync.Mutex
-	pending []byte
-	started bool // the connect request (no header) went first
-}
-
-func (c *opCutConn) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.pending = append(c.pending, p...)
-	for len(c.pending) >= 4 {
-		n := int(binary.BigEndian.Uint32(c.pending))
-		if len(c.pending) < 4+n {
-			break
-		}
-		frame := c.pending[:4+n]
-		if c.started && n >= 8 {
-			c.o.mu.Lock()
-			hit := c.o.armed && binary.BigEndian.Uint32(frame[8:12]) == c.o.op
-			if hit {
-				c.o.armed, c.o.blocked = false, true
-			}
-			c.o.mu.Unlock()
-			if hit {
-				c.Conn.Close()
-				return 0, net.ErrClosed
-			}
-		}
-		c.started = true
-		if _, err := c.Conn.Write(frame); err != nil {
-			return 0, err
-		}
-		c.pending = append(c.pending[:0], c.pending[4+n:]...)
-	}
-	return len(p), nil
 }
 
 // testHoldGraceWhileCheckWaits: the hold monitor's check of its node fails
