@@ -179,7 +179,7 @@ func (s *shape) add(path string, ephemeral bool) (parent int64, err error) {
 		return -1, nil
 	}
 	p, name := zpath.Parent(path)
-	if name == "" || path == "/" {
+	if name == "" || path == "/" || zpath.Join(p, name) != path {
 		return 0, fmt.Errorf("znode %q has a bad path", path)
 	}
 	for len(s.stack) > 0 && s.stack[len(s.stack)-1].path != p {

@@ -193,6 +193,7 @@ func TestShape(t *testing.T) {
 		{[]string{"/a"}, "", nil},                    // no root
 		{[]string{"/", "/e", "/e/x"}, "/e", nil},     // ephemeral parent
 		{[]string{"/", "/a/"}, "", nil},              // empty name
+		{[]string{"/", "//a"}, "", nil},              // not canonical (the server refuses it)
 	}
 	for _, c := range cases {
 		var sh shape

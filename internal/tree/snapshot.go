@@ -121,6 +121,10 @@ func DecodeSnapshot(d *proto.Decoder, opts Options) (*Tree, error) {
 		if parent == nil || name == "" || parent.children[name] != nil {
 			return nil, fmt.Errorf("tree snapshot: node %q out of order", path)
 		}
+		if zpath.Join(parentPath, name) != path {
+			// "//a" names the root's child "a" under another path.
+			return nil, fmt.Errorf("tree snapshot: node path %q is not canonical", path)
+		}
 		if t.Kind(parent) == Ephemeral {
 			if parent.Kind() == TTL {
 				// Written with extended types on; read without them, the

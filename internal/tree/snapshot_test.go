@@ -137,6 +137,9 @@ func TestDecodeSnapshotCorrupt(t *testing.T) {
 		{"duplicate", sb().acls(1).count(3).node("/", 1).node("/a", 1).node("/a", 1).b, "out of order"},
 		{"relative path", sb().acls(1).count(2).node("/", 1).node("a", 1).b, "out of order"},
 		{"empty name", sb().acls(1).count(2).node("/", 1).node("/a/", 1).b, "out of order"},
+		// Found by FuzzDecodeSnapshot: the root's child "a" under the
+		// path "//a" (counted and indexed under the wrong path).
+		{"double slash", sb().acls(1).count(2).node("/", 1).node("//a", 1).b, "not canonical"},
 		{"unknown ACL", sb().acls(1).count(1).node("/", 7).b, "unknown ACL"},
 		{"no root", sb().acls(1).count(1).node("/x", 1).b, "before the root"},
 		{"short", sb().acls(1).count(2).node("/", 1).b, "short"},
