@@ -24,6 +24,19 @@ func mustParse(t *testing.T, text string, overrides ...Setting) (*Config, []stri
 	return cfg, warnings
 }
 
+// wantKeyError fails the test unless err is a *KeyError for key whose
+// text contains substr.
+func wantKeyError(t *testing.T, err error, key, substr string) {
+	t.Helper()
+	var ke *KeyError
+	if !errors.As(err, &ke) || ke.Key != key {
+		t.Fatalf("error %v: want a *KeyError for %q", err, key)
+	}
+	if !strings.Contains(err.Error(), substr) {
+		t.Errorf("error %q does not contain %q", err, substr)
+	}
+}
+
 // TestParseKeys sets each handled key and checks the field it drives.
 func TestParseKeys(t *testing.T) {
 	const digest = "super:D/InIHSb7yEEbrWz8b9l71RjZJU="
@@ -286,13 +299,7 @@ func TestParseErrors(t *testing.T) {
 			if err == nil {
 				t.Fatal("Parse succeeded")
 			}
-			var ke *KeyError
-			if !errors.As(err, &ke) || ke.Key != tt.key {
-				t.Fatalf("error %v: want a *KeyError for %q", err, tt.key)
-			}
-			if !strings.Contains(err.Error(), tt.wantMsg) {
-				t.Errorf("error %q does not contain %q", err, tt.wantMsg)
-			}
+			wantKeyError(t, err, tt.key, tt.wantMsg)
 		})
 	}
 }

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,13 +84,7 @@ func TestLoadDynamicConfigFileErrors(t *testing.T) {
 			if err == nil {
 				t.Fatal("Load succeeded")
 			}
-			var ke *KeyError
-			if !errors.As(err, &ke) || ke.Key != tt.key {
-				t.Fatalf("error %v: want a *KeyError for %q", err, tt.key)
-			}
-			if !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("error %q does not contain %q", err, tt.want)
-			}
+			wantKeyError(t, err, tt.key, tt.want)
 		})
 	}
 }
@@ -100,10 +93,7 @@ func TestLoadDynamicConfigFileErrors(t *testing.T) {
 // honour dynamicConfigFile; it must not start a standalone server instead.
 func TestParseDynamicConfigFileRefused(t *testing.T) {
 	_, _, err := Parse(strings.NewReader("dynamicConfigFile=/etc/zookeeper/zoo.cfg.dynamic\n"))
-	var ke *KeyError
-	if !errors.As(err, &ke) || ke.Key != "dynamicConfigFile" {
-		t.Fatalf("Parse = %v, want a *KeyError for dynamicConfigFile", err)
-	}
+	wantKeyError(t, err, "dynamicConfigFile", "")
 }
 
 // TestParseJavaIntegerDecode: ZooKeeper reads jute.maxbuffer, snapCount,
@@ -137,10 +127,7 @@ func TestParseJavaIntegerDecode(t *testing.T) {
 	for _, bad := range []string{"jute.maxbuffer=#", "jute.maxbuffer=0x", "jute.maxbuffer=+-1", "jute.maxbuffer=0x-1", "jute.maxbuffer=--1", "jute.maxbuffer=# 1"} {
 		t.Run(bad, func(t *testing.T) {
 			_, _, err := Parse(strings.NewReader(bad))
-			var ke *KeyError
-			if !errors.As(err, &ke) || ke.Key != "jute.maxbuffer" {
-				t.Fatalf("Parse = %v, want a *KeyError for jute.maxbuffer", err)
-			}
+			wantKeyError(t, err, "jute.maxbuffer", "")
 		})
 	}
 }
