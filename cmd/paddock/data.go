@@ -27,8 +27,15 @@ func newDataToolCmds() []*cobra.Command {
 // failed wraps an error as a command failure (exit status 1).
 func failed(err error) error { return &exitError{code: exitFailure, err: err} }
 
+// extendedTypesUsage documents the snapshot tools' --extended-types.
+const extendedTypesUsage = "classify as a server with extendedTypesEnabled (TTL nodes) did: an ephemeralOwner " +
+	"with top byte 0xff is then a TTL node, else an ephemeral of a session of myid 255; snapshots do not record it"
+
 func newSnapshotInspectCmd() *cobra.Command {
-	var asJSON bool
+	var (
+		asJSON bool
+		opts   datatool.InspectOptions
+	)
 	cmd := &cobra.Command{
 		Use:   "inspect <snapshot-file|data-dir>",
 		Short: "Summarise a snapshot: raft index and term, last zxid, znode and session counts, checksum",
@@ -40,7 +47,7 @@ func newSnapshotInspectCmd() *cobra.Command {
 			if err != nil {
 				return failed(err)
 			}
-			sum, ierr := datatool.InspectSnapshot(info)
+			sum, ierr := datatool.InspectSnapshot(info, opts)
 			var werr error
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
@@ -59,6 +66,7 @@ func newSnapshotInspectCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON object")
+	cmd.Flags().BoolVar(&opts.ExtendedTypes, "extended-types", false, extendedTypesUsage)
 	return cmd
 }
 
@@ -84,6 +92,7 @@ func newSnapshotDumpCmd() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON Lines (one object per znode and per session)")
 	cmd.Flags().BoolVar(&opts.Data, "data", false, "include znode data (a string when UTF-8, else base64)")
+	cmd.Flags().BoolVar(&opts.ExtendedTypes, "extended-types", false, extendedTypesUsage)
 	return cmd
 }
 

@@ -185,15 +185,17 @@ func goldenRuns() []goldenRun {
 	}
 	return []goldenRun{
 		{"inspect", func(w io.Writer, dir string) error {
-			s, err := InspectSnapshot(snap(dir))
+			s, err := InspectSnapshot(snap(dir), InspectOptions{ExtendedTypes: true})
 			if err != nil {
 				return err
 			}
 			return s.WriteText(w)
 		}},
-		{"dump", func(w io.Writer, dir string) error { return DumpSnapshot(w, snap(dir), DumpOptions{Data: true}) }},
+		{"dump", func(w io.Writer, dir string) error {
+			return DumpSnapshot(w, snap(dir), DumpOptions{Data: true, ExtendedTypes: true})
+		}},
 		{"dump-json", func(w io.Writer, dir string) error {
-			return DumpSnapshot(w, snap(dir), DumpOptions{JSON: true, Data: true})
+			return DumpSnapshot(w, snap(dir), DumpOptions{JSON: true, Data: true, ExtendedTypes: true})
 		}},
 		{"wal", func(w io.Writer, dir string) error { _, err := DumpWAL(w, dirs(dir).WAL, WALDumpOptions{}); return err }},
 		{"wal-json", func(w io.Writer, dir string) error {

@@ -142,11 +142,35 @@ func createModeName(flags int32) string {
 	return fmt.Sprintf("flags(%d)", flags)
 }
 
+// kindOf classifies a stored znode as ZooKeeper's EphemeralType.get does
+// with extendedTypesEnabled set to extended. tree.Node.Kind classifies as
+// with extended types on; without them an ephemeralOwner whose top byte is
+// 0xFF is no TTL node but the session of an ephemeral (a server with myid
+// 255 makes such session ids).
+func kindOf(n *tree.Node, extended bool) tree.Kind {
+	if k := n.Kind(); k != tree.TTL || extended {
+		return k
+	}
+	return tree.Ephemeral
+}
+
+// ttlOf returns the TTL in milliseconds of a znode kindOf classifies as a
+// TTL node, else 0.
+func ttlOf(n *tree.Node, extended bool) int64 {
+	if kindOf(n, extended) != tree.TTL {
+		return 0
+	}
+	return n.TTL()
+}
+
 // clientStat returns the Stat clients see for a stored znode with nc
-// children: tree.Node.Stat, with the child count the snapshot does not
-// store filled in.
-func clientStat(n *tree.Node, nc int32) proto.Stat {
-	st := n.Stat() // computed with no children
+// children, classified by kindOf: tree.Node.Stat, with the child count the
+// snapshot does not store filled in.
+func clientStat(n *tree.Node, nc int32, extended bool) proto.Stat {
+	st := n.Stat() // computed with no children, extended types on
+	if kindOf(n, extended) == tree.Ephemeral {
+		st.EphemeralOwner = n.EphemeralOwner
+	}
 	st.NumChildren = nc
 	st.Cversion = n.Cversion*2 - nc
 	return st

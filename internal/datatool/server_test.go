@@ -235,7 +235,7 @@ func testInspectServerData(t *testing.T, w *written) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, err := InspectSnapshot(info)
+	sum, err := InspectSnapshot(info, InspectOptions{ExtendedTypes: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +268,7 @@ func testDumpServerData(t *testing.T, w *written) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := DumpSnapshot(&out, info, DumpOptions{JSON: true, Data: true}); err != nil {
+	if err := DumpSnapshot(&out, info, DumpOptions{JSON: true, Data: true, ExtendedTypes: true}); err != nil {
 		t.Fatal(err)
 	}
 	seen := map[string]bool{}
@@ -337,7 +337,7 @@ func testDumpServerData(t *testing.T, w *written) {
 	}
 	// The text dump has the same znodes.
 	out.Reset()
-	if err := DumpSnapshot(&out, info, DumpOptions{Data: true}); err != nil {
+	if err := DumpSnapshot(&out, info, DumpOptions{Data: true, ExtendedTypes: true}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"\n/m/bin\n", "data = base64:/wD+\n", "data = \"world\"\n", "type = container", "type = ttl (ttl 3600000 ms)",
@@ -470,7 +470,7 @@ func testCorruptServerData(t *testing.T, w *written) {
 		if rep.Replay == nil || rep.Replay.SnapshotIndex != infos[len(infos)-2].Index || rep.Replay.LastZxid != uint64(w.lastZxid) {
 			t.Fatalf("replay %+v", rep.Replay)
 		}
-		if _, err := InspectSnapshot(newest); !errors.Is(err, storage.ErrCorrupt) {
+		if _, err := InspectSnapshot(newest, InspectOptions{ExtendedTypes: true}); !errors.Is(err, storage.ErrCorrupt) {
 			t.Fatalf("inspect of a damaged snapshot: %v", err)
 		}
 	})

@@ -161,6 +161,9 @@ type shapeFrame struct {
 	path      string
 	ord       int64
 	ephemeral bool
+	// ttlOwner: an ephemeral whose owner marks a TTL node with extended
+	// types on (kindOf), to say so when it has children.
+	ttlOwner bool
 }
 
 // add records the next znode and returns the ordinal (0 for the first) of
@@ -189,11 +192,24 @@ func (s *shape) add(path string, ephemeral bool) (parent int64, err error) {
 		return 0, fmt.Errorf("znode %q is out of depth-first order or its parent %q is missing", path, p)
 	}
 	top := s.stack[len(s.stack)-1]
+	if top.ephemeral && top.ttlOwner {
+		return 0, fmt.Errorf("znode %q is under %q, a TTL node with extended types on, ephemeral with them off", path, top.path)
+	}
 	if top.ephemeral {
 		return 0, fmt.Errorf("znode %q has an ephemeral parent", path)
 	}
 	s.stack = append(s.stack, shapeFrame{path: path, ord: ord, ephemeral: ephemeral})
 	return top.ord, nil
+}
+
+// addZnode is add for the znode z classified by kindOf under extended.
+func (s *shape) addZnode(z *Znode, extended bool) (parent int64, err error) {
+	kind := kindOf(&z.Node, extended)
+	parent, err = s.add(z.Path, kind == tree.Ephemeral)
+	if err == nil && kind == tree.Ephemeral && z.Node.Kind() == tree.TTL {
+		s.stack[len(s.stack)-1].ttlOwner = true
+	}
+	return parent, err
 }
 
 // jreader reads jute primitives from a stream of known length. The first

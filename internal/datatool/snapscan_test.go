@@ -80,7 +80,7 @@ func TestScannerMatchesMachine(t *testing.T) {
 	for _, l := range h.ACLs {
 		acls[l.Ref] = l.ACL
 	}
-	p1, err := countChildren(bytes.NewReader(body), int64(len(body)))
+	p1, err := countChildren(bytes.NewReader(body), int64(len(body)), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,15 +100,15 @@ func TestScannerMatchesMachine(t *testing.T) {
 		if int(p1.children[i]) != n.NumChildren() {
 			t.Errorf("%s: %d children counted, want %d", path, p1.children[i], n.NumChildren())
 		}
-		if clientStat(&z.Node, p1.children[i]) != n.Stat() {
-			t.Errorf("%s: stat %+v, want %+v", path, clientStat(&z.Node, p1.children[i]), n.Stat())
+		if clientStat(&z.Node, p1.children[i], true) != n.Stat() {
+			t.Errorf("%s: stat %+v, want %+v", path, clientStat(&z.Node, p1.children[i], true), n.Stat())
 		}
 		i++
 	})
 	if i != len(zs) {
 		t.Fatalf("scanner read %d znodes, the tree has %d", len(zs), i)
 	}
-	sum, err := SummarizeBody(bytes.NewReader(body), int64(len(body)))
+	sum, err := SummarizeBody(bytes.NewReader(body), int64(len(body)), InspectOptions{ExtendedTypes: true})
 	if err != nil || sum.Znodes != int64(tr.NodeCount()) || sum.Ephemeral != int64(tr.EphemeralCount()) || sum.ApproxDataSize != tr.DataSize() {
 		t.Fatalf("summary %+v (%v); tree has %d znodes, %d ephemeral, data size %d", sum, err, tr.NodeCount(), tr.EphemeralCount(), tr.DataSize())
 	}

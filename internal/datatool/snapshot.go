@@ -24,6 +24,9 @@ type BodySummary struct {
 	Ephemeral  int64  `json:"ephemeral"`
 	Container  int64  `json:"container"`
 	TTL        int64  `json:"ttl"`
+	// ExtendedTypes is InspectOptions.ExtendedTypes, under which the
+	// znodes were classified.
+	ExtendedTypes bool `json:"extendedTypes"`
 	// EphemeralOwners counts sessions owning ephemeral znodes.
 	EphemeralOwners int `json:"ephemeralOwners"`
 	// DataBytes sums the znodes' data lengths; ApproxDataSize adds their
@@ -33,11 +36,21 @@ type BodySummary struct {
 	ApproxDataSize int64 `json:"approxDataSize"`
 }
 
+// InspectOptions tune InspectSnapshot and SummarizeBody.
+type InspectOptions struct {
+	// ExtendedTypes is the server's extendedTypesEnabled, which a snapshot
+	// does not record. As ZooKeeper's EphemeralType classifies, an
+	// ephemeralOwner whose top byte is 0xFF marks a TTL znode only with it;
+	// without it (ZooKeeper's default) the znode is an ephemeral of a
+	// session of the server with myid 255.
+	ExtendedTypes bool
+}
+
 // SummarizeBody reads an fsm snapshot body of size bytes from r in one
 // streaming pass, checking its structure (znodes depth-first, parents
 // first, known ACL references), and counts what it holds.
-func SummarizeBody(r io.Reader, size int64) (BodySummary, error) {
-	var sum BodySummary
+func SummarizeBody(r io.Reader, size int64, opts InspectOptions) (BodySummary, error) {
+	sum := BodySummary{ExtendedTypes: opts.ExtendedTypes}
 	sc, err := NewSnapshotScanner(r, size)
 	if err != nil {
 		return sum, err
@@ -55,8 +68,8 @@ func SummarizeBody(r io.Reader, size int64) (BodySummary, error) {
 		if err != nil {
 			return sum, err
 		}
-		kind := z.Node.Kind()
-		if _, err := sh.add(z.Path, kind == tree.Ephemeral); err != nil {
+		kind := kindOf(&z.Node, opts.ExtendedTypes)
+		if _, err := sh.addZnode(&z, opts.ExtendedTypes); err != nil {
 			return sum, fmt.Errorf("%w: %w", ErrBadSnapshot, err)
 		}
 		sum.Znodes++
@@ -102,7 +115,7 @@ type SnapshotSummary struct {
 // InspectSnapshot verifies the snapshot file info and summarises it. It
 // returns the summary and, when the file is damaged, an error saying where;
 // the summary then holds what could be read.
-func InspectSnapshot(info storage.SnapshotInfo) (*SnapshotSummary, error) {
+func InspectSnapshot(info storage.SnapshotInfo, opts InspectOptions) (*SnapshotSummary, error) {
 	s := &SnapshotSummary{Path: info.Path, Index: info.Index, Term: info.Term, FormatVersion: storage.SnapshotFormatVersion}
 	if fi, err := os.Stat(info.Path); err == nil {
 		s.FileBytes = fi.Size()
@@ -120,7 +133,7 @@ func InspectSnapshot(info storage.SnapshotInfo) (*SnapshotSummary, error) {
 	s.ChecksumOK = true
 	s.Voters, s.Learners = nonNil(sr.Meta.ConfState.Voters), nonNil(sr.Meta.ConfState.Learners)
 	body := sr.Body()
-	sum, err := SummarizeBody(body, body.Size())
+	sum, err := SummarizeBody(body, body.Size(), opts)
 	if err != nil && vanished(info.Path) {
 		s.Vanished = true
 		err = vanishedError(info.Path, err)
@@ -165,6 +178,7 @@ func (s *SnapshotSummary) WriteText(w io.Writer) error {
 		row("last zxid", "%s", hexID(int64(sum.LastZxid)))
 		row("znodes", "%d (persistent %d, ephemeral %d, container %d, ttl %d)",
 			sum.Znodes, sum.Persistent, sum.Ephemeral, sum.Container, sum.TTL)
+		row("extended types", "%s (given: a snapshot does not record it)", onOff(sum.ExtendedTypes))
 		row("sessions", "%d (%d owning ephemerals)", sum.Sessions, sum.EphemeralOwners)
 		row("acl lists", "%d", sum.ACLLists)
 		row("data size", "%d bytes of data; approximate data size %d (data + path lengths)", sum.DataBytes, sum.ApproxDataSize)
@@ -180,6 +194,8 @@ func (s *SnapshotSummary) WriteText(w io.Writer) error {
 type DumpOptions struct {
 	JSON bool // JSON Lines instead of text
 	Data bool // include each znode's data
+	// ExtendedTypes classifies znodes as InspectOptions.ExtendedTypes does.
+	ExtendedTypes bool
 }
 
 // DumpSnapshot writes every znode of the snapshot file info with its Stat,
@@ -210,7 +226,7 @@ type dumpPass1 struct {
 	ephemerals map[int64][]string // session -> paths
 }
 
-func countChildren(r io.Reader, size int64) (*dumpPass1, error) {
+func countChildren(r io.Reader, size int64, extended bool) (*dumpPass1, error) {
 	sc, err := NewSnapshotScanner(r, size)
 	if err != nil {
 		return nil, err
@@ -226,8 +242,8 @@ func countChildren(r io.Reader, size int64) (*dumpPass1, error) {
 		if err != nil {
 			return nil, err
 		}
-		eph := z.Node.Kind() == tree.Ephemeral
-		parent, err := sh.add(z.Path, eph)
+		eph := kindOf(&z.Node, extended) == tree.Ephemeral
+		parent, err := sh.addZnode(&z, extended)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrBadSnapshot, err)
 		}
@@ -254,6 +270,8 @@ type jsonSnapshotLine struct {
 	Znodes    int64    `json:"znodes"`
 	Sessions  int      `json:"sessions"`
 	ACLLists  int      `json:"aclLists"`
+	// ExtendedTypes is DumpOptions.ExtendedTypes.
+	ExtendedTypes bool `json:"extendedTypes"`
 }
 
 // jsonZnodeLine is one znode of a JSON dump.
@@ -280,7 +298,7 @@ type jsonSessionLine struct {
 
 func dumpBody(w *bufio.Writer, sr *storage.SnapshotReader, opts DumpOptions) error {
 	body := sr.Body()
-	p1, err := countChildren(body, body.Size())
+	p1, err := countChildren(body, body.Size(), opts.ExtendedTypes)
 	if err != nil {
 		return err
 	}
@@ -299,11 +317,12 @@ func dumpBody(w *bufio.Writer, sr *storage.SnapshotReader, opts DumpOptions) err
 	if opts.JSON {
 		err = enc.Encode(jsonSnapshotLine{Type: "snapshot", Path: sr.Path, Index: sr.Meta.Index, Term: sr.Meta.Term,
 			Voters: nonNil(sr.Meta.ConfState.Voters), Learners: nonNil(sr.Meta.ConfState.Learners),
-			FSMFormat: h.Format, LastZxid: h.Applied, Znodes: h.NodeCount, Sessions: len(h.Sessions), ACLLists: len(h.ACLs)})
+			FSMFormat: h.Format, LastZxid: h.Applied, Znodes: h.NodeCount, Sessions: len(h.Sessions), ACLLists: len(h.ACLs),
+			ExtendedTypes: opts.ExtendedTypes})
 	} else {
-		_, err = fmt.Fprintf(w, "snapshot %s\nindex %d, term %d, voters %v, learners %v, last zxid %s, %d znodes, %d sessions, %d ACL lists\n\n",
+		_, err = fmt.Fprintf(w, "snapshot %s\nindex %d, term %d, voters %v, learners %v, last zxid %s, %d znodes, %d sessions, %d ACL lists, extended types %s\n\n",
 			sr.Path, sr.Meta.Index, sr.Meta.Term, sr.Meta.ConfState.Voters, sr.Meta.ConfState.Learners,
-			hexID(int64(h.Applied)), h.NodeCount, len(h.Sessions), len(h.ACLs))
+			hexID(int64(h.Applied)), h.NodeCount, len(h.Sessions), len(h.ACLs), onOff(opts.ExtendedTypes))
 	}
 	if err != nil {
 		return err
@@ -322,11 +341,11 @@ func dumpBody(w *bufio.Writer, sr *storage.SnapshotReader, opts DumpOptions) err
 			return fmt.Errorf("%w: the body changed between passes", ErrBadSnapshot)
 		}
 		n := &z.Node
-		st := clientStat(n, p1.children[i])
+		st := clientStat(n, p1.children[i], opts.ExtendedTypes)
 		acl := h.ACLs[acls[z.ACLRef]].ACL
-		kind := n.Kind()
+		kind := kindOf(n, opts.ExtendedTypes)
 		if opts.JSON {
-			line := jsonZnodeLine{Type: "znode", Path: z.Path, Kind: kindName(kind), TTL: n.TTL(), Stat: statJSON(st), ACL: aclJSON(acl)}
+			line := jsonZnodeLine{Type: "znode", Path: z.Path, Kind: kindName(kind), TTL: ttlOf(n, opts.ExtendedTypes), Stat: statJSON(st), ACL: aclJSON(acl)}
 			if opts.Data {
 				line.Data = json.RawMessage("null")
 				if d, enc := dataJSON(n.Data); d != nil {
@@ -388,6 +407,14 @@ func dumpBody(w *bufio.Writer, sr *storage.SnapshotReader, opts DumpOptions) err
 		}
 	}
 	return nil
+}
+
+// onOff names a setting's state.
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
 }
 
 // nonNil makes JSON show [] rather than null for an empty list.

@@ -98,7 +98,7 @@ func TestDumpSnapshotRemovedWhileRead(t *testing.T) {
 func TestInspectSnapshotRemovedBeforeRead(t *testing.T) {
 	info := bigSnapshot(t, t.TempDir())
 	release(t, info.Path, 0) // between ResolveSnapshot and InspectSnapshot
-	sum, err := InspectSnapshot(info)
+	sum, err := InspectSnapshot(info, InspectOptions{})
 	if err == nil || !strings.Contains(err.Error(), "disappeared while being read") {
 		t.Errorf("inspect of a snapshot removed meanwhile: %v; want a disappeared error", err)
 	}
