@@ -77,7 +77,10 @@ func (p *StaticHostProvider) Len() int { return len(p.addrs) }
 // DNSHostProvider resolves every host name into all its addresses at the
 // start of each round, so servers that move to new IP addresses, or names
 // that stand for several servers, are followed without restarting the
-// client. Each round's addresses are shuffled.
+// client. Each round's addresses are shuffled. Each address keeps the name
+// it was resolved from, and a TLS connection to it verifies the server's
+// certificate against that name (unless the tls.Config sets ServerName), as
+// ZooKeeper's Java client verifies the host name of the connect string.
 type DNSHostProvider struct {
 	resolver *net.Resolver
 	hosts    []string // host:port as given
@@ -86,6 +89,16 @@ type DNSHostProvider struct {
 	round []string // addresses of the current round
 	next  int
 	tried int
+	// names maps each address of the current round to the host name it
+	// was resolved from; prevNames is the previous round's, for an address
+	// handed out just before a new round began.
+	names, prevNames map[string]string
+}
+
+// serverNamer is implemented by host providers that know the host name an
+// address was resolved from; the Conn verifies TLS certificates against it.
+type serverNamer interface {
+	serverName(addr string) string
 }
 
 // NewDNSHostProvider returns a provider over hosts ("name:port"); a nil
@@ -104,12 +117,13 @@ func (p *DNSHostProvider) Next(ctx context.Context) (string, bool, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.next >= len(p.round) {
-		addrs, err := p.resolve(ctx)
+		addrs, names, err := p.resolve(ctx)
 		if err != nil {
 			p.tried++
 			return "", p.tried > len(p.hosts), err
 		}
 		p.round, p.next = addrs, 0
+		p.names, p.prevNames = names, p.names
 	}
 	addr := p.round[p.next]
 	p.next++
@@ -121,8 +135,11 @@ func (p *DNSHostProvider) Next(ctx context.Context) (string, bool, error) {
 	return addr, round, nil
 }
 
-func (p *DNSHostProvider) resolve(ctx context.Context) ([]string, error) {
+// resolve returns the addresses of every name, shuffled, and the name each
+// address was resolved from (the first, when two names share an address).
+func (p *DNSHostProvider) resolve(ctx context.Context) ([]string, map[string]string, error) {
 	var out []string
+	names := make(map[string]string)
 	var lastErr error
 	for _, h := range p.hosts {
 		host, port, err := net.SplitHostPort(h)
@@ -136,17 +153,32 @@ func (p *DNSHostProvider) resolve(ctx context.Context) ([]string, error) {
 			continue
 		}
 		for _, ip := range ips {
-			out = append(out, net.JoinHostPort(ip, port))
+			addr := net.JoinHostPort(ip, port)
+			out = append(out, addr)
+			if _, ok := names[addr]; !ok {
+				names[addr] = host
+			}
 		}
 	}
 	if len(out) == 0 {
 		if lastErr == nil {
 			lastErr = errNoHosts // no names at all
 		}
-		return nil, lastErr
+		return nil, nil, lastErr
 	}
 	rand.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
-	return out, nil
+	return out, names, nil
+}
+
+// serverName returns the host name addr was resolved from, or "" when addr
+// is not among the last two rounds' addresses.
+func (p *DNSHostProvider) serverName(addr string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if name, ok := p.names[addr]; ok {
+		return name
+	}
+	return p.prevNames[addr]
 }
 
 // Connected resets the count of failed attempts.

@@ -84,13 +84,21 @@ func (c *Conn) handshake(addr string) (net.Conn, *proto.ConnectResponse, error) 
 }
 
 // tlsConfig returns the TLS configuration for a connection to addr: the
-// configured one, with addr's host as ServerName when it names none.
+// configured one, with the host name addr was resolved from (a
+// DNSHostProvider's address), or else addr's host, as ServerName when it
+// names none. The certificate is then checked against the name the user
+// gave, not the IP address it resolved to.
 func (c *Conn) tlsConfig(addr string) *tls.Config {
 	cfg := c.cfg.tls
 	if cfg.ServerName == "" {
 		cfg = cfg.Clone()
 		if host, _, err := net.SplitHostPort(addr); err == nil {
 			cfg.ServerName = host
+		}
+		if p, ok := c.hosts.(serverNamer); ok {
+			if name := p.serverName(addr); name != "" {
+				cfg.ServerName = name
+			}
 		}
 	}
 	return cfg

@@ -87,7 +87,8 @@ func WithDialer(dial DialFunc) Option {
 
 // WithTLSConfig makes every connection TLS with this configuration (as
 // ZooKeeper's secureClientPort expects). When ServerName is empty the host
-// of the address being dialed is used.
+// of the address being dialed is used, or, with a DNSHostProvider, the name
+// that address was resolved from.
 func WithTLSConfig(cfg *tls.Config) Option {
 	return func(c *config) { c.tls = cfg }
 }
