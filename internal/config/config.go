@@ -24,6 +24,8 @@ const (
 	maxExtendedServerID = 254
 	minSnapRetainCount  = 3
 	minSnapCount        = 2
+	// defaultJuteMaxBuffer is ZooKeeper's jute.maxbuffer default.
+	defaultJuteMaxBuffer = 0xfffff
 )
 
 // Config is a Paddock server's configuration. Durations given in zoo.cfg in
@@ -61,10 +63,12 @@ type Config struct {
 	MaxSessionTimeout time.Duration
 
 	// MaxClientCnxns limits concurrent connections per client IP
-	// (maxClientCnxns). Default 60; 0 means unlimited.
+	// (maxClientCnxns). Default 60; 0 means unlimited (a negative value in
+	// zoo.cfg becomes 0, as ZooKeeper treats it as unlimited).
 	MaxClientCnxns int
 	// GlobalOutstandingLimit is the number of queued requests above which the
-	// server stops reading from clients (globalOutstandingLimit). Default 1000.
+	// server stops reading from clients (globalOutstandingLimit). Default 1000;
+	// a value below 1 in zoo.cfg becomes 1, with a warning.
 	GlobalOutstandingLimit int
 	// SnapCount is the number of transactions between snapshots (snapCount).
 	// Default 100000; values below 2 become 2, as in ZooKeeper.
@@ -85,7 +89,9 @@ type Config struct {
 	// (autopurge.snapRetainCount). Default 3; values below 3 become 3, as in
 	// ZooKeeper.
 	AutopurgeSnapRetainCount int
-	// AutopurgePurgeInterval is autopurge.purgeInterval (hours; default 0),
+	// AutopurgePurgeInterval is autopurge.purgeInterval (hours; default 0; a
+	// negative value in zoo.cfg becomes 0, as in ZooKeeper both schedule
+	// nothing),
 	// shown in the admin server's initial configuration only: a server purges
 	// after every snapshot, keeping AutopurgeSnapRetainCount snapshots,
 	// whatever this says (ZooKeeper purges every purgeInterval hours, and
@@ -96,7 +102,8 @@ type Config struct {
 	// (4lw.commands.whitelist). Default: srvr only.
 	FourLetterWords Whitelist
 	// JuteMaxBuffer is the largest packet and znode data size, in bytes
-	// (jute.maxbuffer). Default 0xfffff (1048575).
+	// (jute.maxbuffer). Default 0xfffff (1048575); a value below 1 in
+	// zoo.cfg leaves the default, with a warning.
 	JuteMaxBuffer int
 	// ExtendedTypesEnabled enables TTL nodes (extendedTypesEnabled). Default
 	// false.
@@ -219,7 +226,7 @@ func Default() *Config {
 		SnapLogPercent:           25,
 		GCHeadroom:               64 << 20,
 		AutopurgeSnapRetainCount: minSnapRetainCount,
-		JuteMaxBuffer:            0xfffff,
+		JuteMaxBuffer:            defaultJuteMaxBuffer,
 		ContainerCheckInterval:   60 * time.Second,
 		ContainerMaxPerMinute:    10000,
 		ServerID:                 1,

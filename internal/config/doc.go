@@ -56,7 +56,13 @@
 //     after each snapshot, keeping autopurge.snapRetainCount snapshots, even
 //     with purgeInterval 0, with which ZooKeeper never purges.
 //   - jute.maxbuffer and znode.container.* are read from zoo.cfg; ZooKeeper
-//     reads them only as JVM system properties (-D flags).
+//     reads them only as JVM system properties (-D flags). A jute.maxbuffer
+//     below 1 is a warning and keeps the default (ZooKeeper, which ignores
+//     the key in zoo.cfg, starts with its default too).
+//   - A negative maxClientCnxns becomes 0 (unlimited, as ZooKeeper treats any
+//     value below 1), a negative autopurge.purgeInterval becomes 0, and a
+//     globalOutstandingLimit below 1 becomes 1 with a warning; ZooKeeper keeps
+//     the value as given (its conf four-letter word shows maxClientCnxns=-1).
 //   - The file is read as UTF-8; Java's Properties.load reads ISO-8859-1.
 //   - The keys ZooKeeper reads as system properties with Integer.getInteger
 //     (jute.maxbuffer, snapCount, globalOutstandingLimit, znode.container.*,

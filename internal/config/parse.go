@@ -349,8 +349,18 @@ func (b *builder) set(key, value, where string, fromFile bool) (bool, error) {
 		c.MaxSessionTimeout, b.maxSessionSet, err = parseTimeoutBound(value)
 	case "maxClientCnxns":
 		c.MaxClientCnxns, err = parseInt32(value)
+		// ZooKeeper limits connections only when maxClientCnxns > 0
+		// (NIOServerCnxnFactory, NettyServerCnxnFactory): below 0 is
+		// unlimited too.
+		c.MaxClientCnxns = max(c.MaxClientCnxns, 0)
 	case "globalOutstandingLimit":
 		c.GlobalOutstandingLimit, err = parseJavaInt(value)
+		// ZooKeeper starts with any value; below 1 it throttles every
+		// connection with a request in flight (shouldThrottle).
+		if err == nil && c.GlobalOutstandingLimit < 1 {
+			b.warnf(where, "globalOutstandingLimit %d is below 1; using 1", c.GlobalOutstandingLimit)
+			c.GlobalOutstandingLimit = 1
+		}
 	case "snapCount":
 		c.SnapCount, err = parseJavaInt(value)
 		if err == nil && c.SnapCount < minSnapCount {
@@ -366,10 +376,18 @@ func (b *builder) set(key, value, where string, fromFile bool) (bool, error) {
 		}
 	case "autopurge.purgeInterval":
 		c.AutopurgePurgeInterval, err = parseHours(value)
+		// ZooKeeper schedules no purge when it is <= 0.
+		c.AutopurgePurgeInterval = max(c.AutopurgePurgeInterval, 0)
 	case "4lw.commands.whitelist":
 		c.FourLetterWords = ParseWhitelist(value)
 	case "jute.maxbuffer":
 		c.JuteMaxBuffer, err = parseJavaInt(value)
+		// ZooKeeper does not read this key from zoo.cfg at all (only the
+		// jute.maxbuffer system property), so it starts with its default.
+		if err == nil && c.JuteMaxBuffer < 1 {
+			b.warnf(where, "jute.maxbuffer %d is not positive; using %d", c.JuteMaxBuffer, defaultJuteMaxBuffer)
+			c.JuteMaxBuffer = defaultJuteMaxBuffer
+		}
 	case "extendedTypesEnabled":
 		c.ExtendedTypesEnabled, err = parseBool(value)
 	case "clientTcpKeepAlive":

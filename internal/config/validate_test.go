@@ -121,9 +121,9 @@ func TestParseRunsValidate(t *testing.T) {
 		{"minSessionTimeout=0", "minSessionTimeout"},
 		{"minSessionTimeout=-2", "minSessionTimeout"},
 		{"tickTime=3000\nminSessionTimeout=70000", "minSessionTimeout"},
-		{"maxClientCnxns=-1", "maxClientCnxns"},
-		{"autopurge.purgeInterval=-1", "autopurge.purgeInterval"},
-		{"jute.maxbuffer=-0x10", "jute.maxbuffer"},
+		// Negative maxClientCnxns, purgeInterval, jute.maxbuffer and
+		// globalOutstandingLimit are accepted, as in ZooKeeper: see
+		// TestParseNonPositiveLimitsZooKeeperAccepts.
 		{"clientPortAddress=not a host", "clientPortAddress"},
 		{"server.1=h:2888:2888", "server.1"},
 		{"server.1=h:2888:3888\nserver.2=h2:2888:3888\nserver.3=h3:2888:3888\ninitLimit=0", "initLimit"},
