@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -20,7 +21,11 @@ const annotationArgsEndFlags = "paddock.argsEndFlags"
 // the command reached so far (its own and its ancestors' persistent ones).
 // Left alone: everything after "--"; everything from the first argument of
 // a command marked with annotationArgsEndFlags on; a flag's value (in
-// "-timeout -5" the -5); single-letter shorthands ("-h").
+// "-timeout -5" the -5); single-letter shorthands ("-h"). Dropped: before
+// the first argument of a command marked with annotationArgsEndFlags, the
+// dashed words that are none of its flags ("paddock cli -foo ls /" runs
+// "ls /"), as zkCli's MyCommandOptions.parseOptions skips the options it
+// does not know.
 func goStyleArgs(root *cobra.Command, args []string) []string {
 	out := make([]string, len(args))
 	copy(out, args)
@@ -29,6 +34,12 @@ func goStyleArgs(root *cobra.Command, args []string) []string {
 		a := out[i]
 		if a == "--" {
 			break
+		}
+		endsFlags := cmd.Annotations[annotationArgsEndFlags] != ""
+		if a == "-" && endsFlags {
+			out = slices.Delete(out, i, i+1) // zkCli skips it as an option
+			i--
+			continue
 		}
 		if len(a) < 2 || a[0] != '-' {
 			if sub := subcommand(cmd, a); sub != nil {
@@ -54,6 +65,16 @@ func goStyleArgs(root *cobra.Command, args []string) []string {
 			if f = lookupFlag(cmd, name); f != nil {
 				out[i] = "-" + a
 			}
+		}
+		if f == nil && endsFlags && name != "h" && name != "help" && name != "client-configuration" {
+			// zkCli's MyCommandOptions.parseOptions skips the options
+			// it does not know, and the next word is not their value.
+			// zkCli's -client-configuration, which takes a file,
+			// paddock cli does not have: it stays an error rather
+			// than its file becoming the command.
+			out = slices.Delete(out, i, i+1)
+			i--
+			continue
 		}
 		// The next word is the flag's value, not an argument.
 		if f != nil && f.NoOptDefVal == "" && !hasValue {

@@ -187,6 +187,15 @@ func TestGoStyleArgs(t *testing.T) {
 		{[]string{"cli", "-server=h:1", "-json", "get", "-w", "/a"}, []string{"cli", "--server=h:1", "--json", "get", "-w", "/a"}},
 		// A flag's value is not the command, even when it looks like one.
 		{[]string{"cli", "-server", "ls", "-json", "stat", "-json"}, []string{"cli", "--server", "ls", "--json", "stat", "-json"}},
+		// Before the command, "paddock cli" skips the dashed words it does
+		// not know, as zkCli's parseOptions does; the next word is the
+		// command, not their value.
+		{[]string{"cli", "-foo", "ls", "/"}, []string{"cli", "ls", "/"}},
+		{[]string{"cli", "-foo", "bar"}, []string{"cli", "bar"}},
+		{[]string{"cli", "--foo", "-x=1", "-", "-timeout", "5", "-Z", "ls", "-foo"}, []string{"cli", "--timeout", "5", "ls", "-foo"}},
+		{[]string{"cli", "-h"}, []string{"cli", "-h"}},
+		{[]string{"cli", "-help"}, []string{"cli", "--help"}},
+		{[]string{"cli", "-client-configuration", "f", "ls"}, []string{"cli", "-client-configuration", "f", "ls"}},
 		// Only the flags of the command reached: -json is not server's.
 		{[]string{"server", "-json"}, []string{"server", "-json"}},
 		// Other commands take flags after their arguments.

@@ -9,17 +9,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/paddockhq/paddock/internal/javatime"
 	"github.com/paddockhq/paddock/zk"
 )
 
-// javaDateLayout is java.util.Date.toString's format, "EEE MMM dd HH:mm:ss
-// zzz yyyy".
-const javaDateLayout = "Mon Jan 02 15:04:05 MST 2006"
-
 // javaDate formats milliseconds since the epoch as java.util.Date.toString
-// does, in loc.
+// does, in loc (javatime.Date).
 func javaDate(ms int64, loc *time.Location) string {
-	return time.UnixMilli(ms).In(loc).Format(javaDateLayout)
+	return javatime.Date(time.UnixMilli(ms).In(loc))
 }
 
 // javaHex formats n as Java's Long.toHexString: lower case, the two's

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/paddockhq/paddock/internal/javatime"
 	"github.com/paddockhq/paddock/zk"
 )
 
@@ -45,7 +46,9 @@ type Options struct {
 	// Version is reported by the version command.
 	Version string
 	// Location is the time zone of the ctime and mtime lines; nil means
-	// time.Local, as Java uses the default time zone.
+	// the system's (time.Local), as Java uses the default time zone. The
+	// zone is named as Java's Date.toString names it, which for a few zones
+	// depends on the Location's name (javatime.Date).
 	Location *time.Location
 	// Logger receives the client's connection log; nil discards it.
 	Logger *slog.Logger
@@ -118,7 +121,7 @@ func NewShell(opts Options) *Shell {
 	}
 	s := &Shell{opts: opts, loc: opts.Location, history: map[int]string{}}
 	if s.loc == nil {
-		s.loc = time.Local
+		s.loc = javatime.LocalLocation()
 	}
 	s.printWatches.Store(true)
 	s.printer = &printer{s: s}

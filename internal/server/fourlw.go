@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/paddockhq/paddock/internal/javatime"
 	"github.com/paddockhq/paddock/internal/proto"
 	"github.com/paddockhq/paddock/internal/raftnode"
 	"github.com/paddockhq/paddock/internal/watch"
@@ -535,9 +536,6 @@ func (s *Server) writeWatchesByPath(b *strings.Builder) {
 	b.WriteString("\n")
 }
 
-// javaDateLayout is java.util.Date.toString's format.
-const javaDateLayout = "Mon Jan 02 15:04:05 MST 2006"
-
 // writeDump writes dump: the session tracker's expiry buckets, the
 // ephemeral nodes by session, and the connections by expiry bucket, as
 // ZooKeeper's DumpCommand with the NIO connection factory.
@@ -586,8 +584,9 @@ func writeExpirySets(b *strings.Builder, name string, sets map[time.Time][]strin
 	}
 	sort.Slice(times, func(i, j int) bool { return times[i].Before(times[j]) })
 	fmt.Fprintf(b, "%s Sets (%d)/(%d):\n", name, len(times), total)
+	loc := javatime.LocalLocation() // Java's default time zone, by name
 	for _, t := range times {
-		fmt.Fprintf(b, "%d expire at %s:\n", len(sets[t]), t.Format(javaDateLayout))
+		fmt.Fprintf(b, "%d expire at %s:\n", len(sets[t]), javatime.Date(t.In(loc)))
 		for _, e := range sets[t] {
 			fmt.Fprintf(b, "\t%s\n", e)
 		}
