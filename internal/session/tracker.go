@@ -39,12 +39,14 @@ func (e *Entry) Timeout() time.Duration { return time.Duration(e.timeout.Load())
 // a step of the system clock it differs from the wall clock by the step.
 func (e *Entry) Deadline() time.Time { return time.UnixMilli(e.bucket.Load()) }
 
-// NewTracker returns a tracker with buckets tick wide. It reads the clock
+// NewTracker returns a tracker with buckets tick wide (a tick <= 0 means a
+// second; buckets are whole milliseconds, at least one). It reads the clock
 // once, for the origin it measures times from.
 func NewTracker(tick time.Duration) *Tracker {
 	if tick <= 0 {
 		tick = time.Second
 	}
+	tick = max(tick.Truncate(time.Millisecond), time.Millisecond)
 	now := time.Now()
 	// A whole millisecond, so that clock counts as UnixMilli does for
 	// times without a monotonic reading. Add keeps the monotonic reading.
@@ -116,7 +118,10 @@ func (t *Tracker) Touch(e *Entry, now time.Time) bool {
 	if e.gone.Load() {
 		return false
 	}
-	t.move(e, b)
+	// A Touch with a later time may have moved it while this one waited.
+	if e.bucket.Load() < b {
+		t.move(e, b)
+	}
 	return true
 }
 
