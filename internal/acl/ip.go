@@ -1,15 +1,17 @@
 package acl
 
 import (
-	"strconv"
 	"strings"
+
+	"github.com/paddockhq/paddock/internal/javastr"
 )
 
 // The ip scheme follows IPAuthenticationProvider (3.9) rather than Go's
 // net/netip, whose grammar differs: ZooKeeper accepts IPv4 octets with
 // leading zeros or a sign ("010.0.0.1" is 10.0.0.1) and prefix lengths such
-// as "08", and refuses IPv6 with an embedded IPv4 part or a zone. Digits are
-// ASCII only here (Java's Integer.parseInt also takes other Unicode digits).
+// as "08", and refuses IPv6 with an embedded IPv4 part or a zone. Numbers
+// are read as Java's Integer.parseInt reads them (javastr.ParseInt), which also
+// takes the other Unicode decimal digits ("\u0661.2.3.4" is 1.2.3.4).
 
 // validIP reports whether id is a valid ip-scheme ACL id: "addr" or
 // "addr/bits" with 0 <= bits <= the address width (isValid).
@@ -44,8 +46,8 @@ func parseIPExpr(expr string) ([]byte, int, bool) {
 	}
 	bits := len(b) * 8
 	if hasBits {
-		n, err := strconv.ParseInt(bitsText, 10, 32)
-		if err != nil || n < 0 || int(n) > len(b)*8 {
+		n, ok := parseJavaInt(bitsText, 10)
+		if !ok || n < 0 || int(n) > len(b)*8 {
 			return nil, 0, false
 		}
 		bits = int(n)
@@ -73,8 +75,8 @@ func ipv4Bytes(addr string) []byte {
 	}
 	b := make([]byte, 4)
 	for i, p := range parts {
-		v, err := strconv.ParseInt(p, 10, 32)
-		if err != nil || v < 0 || v > 255 {
+		v, ok := parseJavaInt(p, 10)
+		if !ok || v < 0 || v > 255 {
 			return nil
 		}
 		b[i] = byte(v)
@@ -110,14 +112,15 @@ func ipv6Bytes(addr string) []byte {
 	return b
 }
 
-// putIPv6Groups writes 16-bit groups of up to four hex digits into b.
+// putIPv6Groups writes 16-bit groups of up to four hex digits (Java
+// chars) into b.
 func putIPv6Groups(b []byte, groups []string) bool {
 	for i, g := range groups {
-		if g == "" || len(g) > 4 {
+		if g == "" || utf16Len(g) > 4 {
 			return false
 		}
-		v, err := strconv.ParseInt(g, 16, 32)
-		if err != nil {
+		v, ok := parseJavaInt(g, 16)
+		if !ok {
 			return false
 		}
 		b[2*i], b[2*i+1] = byte(v>>8), byte(v)
@@ -138,4 +141,22 @@ func maskBits(b []byte, bits int) {
 			b[i] = 0
 		}
 	}
+}
+
+// utf16Len returns the length of s in Java chars.
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n++
+		if r > 0xffff {
+			n++
+		}
+	}
+	return n
+}
+
+// parseJavaInt is javastr.ParseInt, widened for the range checks here.
+func parseJavaInt(s string, radix int) (int64, bool) {
+	n, ok := javastr.ParseInt(s, radix)
+	return int64(n), ok
 }

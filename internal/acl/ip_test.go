@@ -126,3 +126,51 @@ func TestMaskBits(t *testing.T) {
 		}
 	}
 }
+
+// TestIPJavaDigits: IPAuthenticationProvider parses the parts of an
+// address and the prefix length with Integer.parseInt, which takes every
+// digit Character.digit knows: Unicode decimal digits (Nd) in the BMP, and
+// for IPv6's hex groups the fullwidth Latin letters too. ZooKeeper 3.8
+// accepts "ip:\u0661\u0662\u0667.0.0.1" and lets 127.0.0.1 read a node
+// with that ACL (checked against the Debian 3.8.0 server).
+func TestIPJavaDigits(t *testing.T) {
+	valid := []struct {
+		id   string
+		want bool
+	}{
+		{"\u0661.2.3.4", true},                      // ARABIC-INDIC DIGIT ONE
+		{"1.2.3.4/\u0668", true},                    // prefix length 8
+		{"\uff11.2.3.4", true},                      // FULLWIDTH DIGIT ONE
+		{"\u0b66\u1040.2.3.4", true},                // Oriya and Myanmar zeros
+		{"\U0001D7CF.2.3.4", false},                 // outside the BMP: two surrogates for Java
+		{"\u00b2.2.3.4", false},                     // superscript two is no Nd digit
+		{"\uff21::1", true},                         // FULLWIDTH LATIN CAPITAL LETTER A
+		{"::\uff46", true},                          // fullwidth small f
+		{"::\uff47", false},                         // fullwidth small g
+		{"::\u0661\u0661\u0661\u0661", true},        // four UTF-16 units
+		{"::\u0661\u0661\u0661\u0661\u0661", false}, // five
+		{"\uff21.2.3.4", false},                     // a letter is no decimal digit
+	}
+	for _, tc := range valid {
+		if got := validIP(tc.id); got != tc.want {
+			t.Errorf("validIP(%+q) = %v, want %v", tc.id, got, tc.want)
+		}
+	}
+	match := []struct {
+		addr, expr string
+		want       bool
+	}{
+		{"127.0.0.1", "\u0661\u0662\u0667.0.0.1", true},
+		{"127.0.0.2", "\u0661\u0662\u0667.0.0.1", false},
+		{"127.0.0.1", "127.0.0.1/\u0663\u0662", true},
+		{"127.9.9.9", "127.0.0.1/\u0668", true},
+		{"10.0.0.1", "\uff11\uff10.0.0.0/8", true},
+		{"::a", "::\uff21", true},
+		{"::b", "::\uff21", false},
+	}
+	for _, tc := range match {
+		if got := ipMatches(tc.addr, tc.expr); got != tc.want {
+			t.Errorf("ipMatches(%q, %+q) = %v, want %v", tc.addr, tc.expr, got, tc.want)
+		}
+	}
+}

@@ -2,12 +2,12 @@ package fsm
 
 import (
 	"cmp"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/paddockhq/paddock/internal/javastr"
 	"github.com/paddockhq/paddock/internal/tree"
 	"github.com/paddockhq/paddock/internal/zpath"
 )
@@ -154,7 +154,7 @@ const (
 
 // statsTrack is the text of a zookeeper_stats node as ZooKeeper's
 // StatsTrack holds it: values by key. Keys are strings as Java decodes them
-// from UTF-8 (see decodeJavaUTF8), so always valid UTF-8.
+// from UTF-8 (see javastr.FromUTF8), so always valid UTF-8.
 type statsTrack map[string]int64
 
 // get returns key's value, -1 if it has none (as StatsTrack's getters).
@@ -171,14 +171,14 @@ func (st statsTrack) set(key string, v int64) { st[key] = v }
 // false where that constructor throws. Java's rules, kept to the letter:
 //   - null data throws; empty data has no keys;
 //   - the bytes are decoded as UTF-8 with malformed input replaced by
-//     U+FFFD (decodeJavaUTF8);
+//     U+FFFD (javastr.FromUTF8);
 //   - the text is split on runs of ',' and ';' with Java's String.split:
 //     a separator at the start gives an empty first pair, trailing empty
 //     pairs are dropped (so "count=1," is one pair and ",," none);
 //   - each pair is split on every '=' the same way: fewer than two parts
 //     ("count", "count=", "=") throws; an empty second part ("count==5")
 //     is -1; parts after the second are ignored ("bytes=5=" is 5);
-//   - the value is read by Long.parseLong (parseJavaLong): no blanks, an
+//   - the value is read by Long.parseLong (javastr.ParseLong): no blanks, an
 //     optional sign, any decimal digits;
 //   - a key given twice keeps the last value; keys are case-sensitive and
 //     not trimmed.
@@ -187,7 +187,7 @@ func parseStats(data []byte) (statsTrack, bool) {
 		return nil, false
 	}
 	st := statsTrack{}
-	s := decodeJavaUTF8(data)
+	s := javastr.FromUTF8(data)
 	if s == "" {
 		return st, true
 	}
@@ -201,7 +201,7 @@ func parseStats(data []byte) (statsTrack, bool) {
 		}
 		v := int64(-1)
 		if kv[1] != "" {
-			n, ok := parseJavaLong(kv[1])
+			n, ok := javastr.ParseLong(kv[1])
 			if !ok {
 				return nil, false
 			}
@@ -299,183 +299,4 @@ func utf16Weight(r rune) rune {
 	default:
 		return r + 0x100000 // U+E000-U+FFFF after every surrogate pair
 	}
-}
-
-// parseJavaLong parses s as Java's Long.parseLong(s) does: an optional
-// '-' or '+' (not alone), then at least one decimal digit of any script
-// (javaDigit), no blanks, within the int64 range.
-func parseJavaLong(s string) (int64, bool) {
-	if s == "" {
-		return 0, false
-	}
-	neg := false
-	switch s[0] {
-	case '-':
-		neg = true
-		s = s[1:]
-	case '+':
-		s = s[1:]
-	}
-	if s == "" {
-		return 0, false
-	}
-	// Accumulated negatively, as Java does, so that -2^63 fits.
-	limit := int64(-math.MaxInt64)
-	if neg {
-		limit = math.MinInt64
-	}
-	multmin := limit / 10
-	var n int64
-	for _, r := range s {
-		d := javaDigit(r)
-		if d < 0 || n < multmin {
-			return 0, false
-		}
-		n *= 10
-		if n < limit+int64(d) {
-			return 0, false
-		}
-		n -= int64(d)
-	}
-	if neg {
-		return n, true
-	}
-	return -n, true
-}
-
-// javaDigits holds the zero of every run of decimal digits in the BMP
-// (general category Nd), as Java's Character.digit(char, 10) knows them in
-// JDK 17 (Unicode 13); each run holds the digits 0 to 9 in order. The list
-// is fixed here rather than taken from Go's unicode package so that every
-// replica reads a stats node alike whatever Unicode version its Go has.
-// Long.parseLong reads UTF-16 code units, so digits outside the BMP (two
-// surrogates) are no digits.
-var javaDigits = [...]rune{
-	0x0030, 0x0660, 0x06F0, 0x07C0, 0x0966, 0x09E6, 0x0A66, 0x0AE6, 0x0B66,
-	0x0BE6, 0x0C66, 0x0CE6, 0x0D66, 0x0DE6, 0x0E50, 0x0ED0, 0x0F20, 0x1040,
-	0x1090, 0x17E0, 0x1810, 0x1946, 0x19D0, 0x1A80, 0x1A90, 0x1B50, 0x1BB0,
-	0x1C40, 0x1C50, 0xA620, 0xA8D0, 0xA900, 0xA9D0, 0xA9F0, 0xAA50, 0xABF0,
-	0xFF10,
-}
-
-// javaDigit returns r's value as a decimal digit, or -1.
-func javaDigit(r rune) int {
-	for _, zero := range javaDigits {
-		if r >= zero && r <= zero+9 {
-			return int(r - zero)
-		}
-	}
-	return -1
-}
-
-// decodeJavaUTF8 decodes b as Java's new String(b, UTF_8) does (JDK 17):
-// well-formed UTF-8 as is, and each malformed sequence replaced by one
-// U+FFFD. Which bytes make one malformed sequence is Java's rule, not
-// Go's (which replaces byte by byte):
-//   - a byte that cannot start a sequence (0x80-0xC1, 0xF5-0xFF) is one;
-//   - a lead byte whose second byte does not fit is one, and that byte is
-//     read again: a byte that is no continuation, or one that makes an
-//     overlong form (after 0xE0 or 0xF0) or a code point above U+10FFFF
-//     (after 0xF4), but not one that makes a surrogate (after 0xED);
-//   - a lead byte and one or two fitting bytes, then a byte that is no
-//     continuation, are one, and that byte is read again;
-//   - a complete 3-byte surrogate (0xED 0xA0-0xBF 0x80-0xBF) is one;
-//   - a sequence cut short by the end of the input is one.
-//
-// Checked against JDK 17 for every sequence of up to four bytes drawn from
-// each kind of byte, and for random longer ones.
-func decodeJavaUTF8(b []byte) string {
-	if utf8.Valid(b) {
-		return string(b)
-	}
-	out := make([]byte, 0, len(b)+8)
-	repl := func() { out = utf8.AppendRune(out, utf8.RuneError) }
-	cont := func(c byte) bool { return c&0xC0 == 0x80 }
-	n := len(b)
-	for i := 0; i < n; {
-		b1 := b[i]
-		switch {
-		case b1 < 0x80:
-			out = append(out, b1)
-			i++
-		case b1 >= 0xC2 && b1 <= 0xDF:
-			switch {
-			case i+1 >= n:
-				repl()
-				return string(out)
-			case !cont(b[i+1]):
-				repl()
-				i++
-			default:
-				out = append(out, b[i:i+2]...)
-				i += 2
-			}
-		case b1 >= 0xE0 && b1 <= 0xEF:
-			// second byte fits: a continuation, not overlong after 0xE0
-			fits2 := func(b2 byte) bool { return cont(b2) && !(b1 == 0xE0 && b2 < 0xA0) }
-			switch {
-			case i+2 < n:
-				b2, b3 := b[i+1], b[i+2]
-				switch {
-				case !fits2(b2):
-					repl()
-					i++
-				case !cont(b3):
-					repl()
-					i += 2
-				default:
-					if b1 == 0xED && b2 >= 0xA0 {
-						repl() // a surrogate
-					} else {
-						out = append(out, b[i:i+3]...)
-					}
-					i += 3
-				}
-			case i+1 < n && !fits2(b[i+1]):
-				repl()
-				i++
-			default:
-				repl()
-				return string(out)
-			}
-		case b1 >= 0xF0 && b1 <= 0xF7:
-			// second byte fits: a continuation, neither overlong (after
-			// 0xF0) nor above U+10FFFF (after 0xF4)
-			fits2 := func(b2 byte) bool {
-				return b1 <= 0xF4 && cont(b2) && !(b1 == 0xF0 && b2 < 0x90) && !(b1 == 0xF4 && b2 > 0x8F)
-			}
-			switch {
-			case i+3 < n:
-				b2, b3, b4 := b[i+1], b[i+2], b[i+3]
-				switch {
-				case !fits2(b2):
-					repl()
-					i++
-				case !cont(b3):
-					repl()
-					i += 2
-				case !cont(b4):
-					repl()
-					i += 3
-				default:
-					out = append(out, b[i:i+4]...)
-					i += 4
-				}
-			case b1 > 0xF4 || (i+1 < n && !fits2(b[i+1])):
-				repl()
-				i++
-			default:
-				repl()
-				if i+2 < n && !cont(b[i+2]) {
-					i += 2
-					continue
-				}
-				return string(out)
-			}
-		default:
-			repl()
-			i++
-		}
-	}
-	return string(out)
 }

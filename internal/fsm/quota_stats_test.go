@@ -1,7 +1,6 @@
 package fsm
 
 import (
-	"math"
 	"testing"
 
 	"github.com/paddockhq/paddock/internal/proto"
@@ -93,60 +92,6 @@ func TestStatsFormat(t *testing.T) {
 	}
 	if got, want := string(statsTrack{}.format()), "count=-1,bytes=-1"; got != want {
 		t.Errorf("empty format = %q, want %q", got, want)
-	}
-}
-
-func TestParseJavaLong(t *testing.T) {
-	tests := []struct {
-		in   string
-		want int64
-		ok   bool
-	}{
-		{"0", 0, true}, {"-0", 0, true}, {"+7", 7, true}, {"007", 7, true},
-		{"9223372036854775807", math.MaxInt64, true},
-		{"-9223372036854775808", math.MinInt64, true},
-		{"9223372036854775808", 0, false}, {"-9223372036854775809", 0, false},
-		{"٤٢", 42, true}, {"१०", 10, true}, {"１", 1, true}, {"-٣", -3, true},
-		{"", 0, false}, {"-", 0, false}, {"+", 0, false}, {"--1", 0, false}, {"+-1", 0, false},
-		{" 1", 0, false}, {"1 ", 0, false}, {"1_000", 0, false}, {"1e3", 0, false}, {"𝟏", 0, false},
-	}
-	for _, tt := range tests {
-		got, ok := parseJavaLong(tt.in)
-		if ok != tt.ok || got != tt.want {
-			t.Errorf("parseJavaLong(%q) = %d, %v; want %d, %v", tt.in, got, ok, tt.want, tt.ok)
-		}
-	}
-}
-
-// TestDecodeJavaUTF8: new String(b, UTF_8) on JDK 17, re-encoded.
-func TestDecodeJavaUTF8(t *testing.T) {
-	const r = "\ufffd"
-	tests := []struct{ in, want string }{
-		{"count", "count"},
-		{"é😀", "é😀"},
-		{"\xff", r},
-		{"\x80\x80", r + r},
-		{"\xc0\x80", r + r},                 // overlong: two bytes, each malformed
-		{"\xc3", r},                         // cut short at the end
-		{"\xc3=", r + "="},                  // a non-continuation is read again
-		{"\xe2\x82", r},                     // cut short: one
-		{"\xe2\x82=", r + "="},              // lead and fitting byte: one
-		{"\xe2=\x82", r + "=" + r},          //
-		{"\xe0\x80\x80", r + r + r},         // overlong after 0xE0: byte by byte
-		{"\xed\xa0\x80", r},                 // a surrogate: one for all three
-		{"\xed\xa0", r},                     // cut short
-		{"\xf0\x9f\x98", r},                 // cut short
-		{"\xf0\x9f=", r + "="},              // lead and fitting byte: one
-		{"\xf0\x9f\x98=", r + "="},          // lead and two fitting bytes: one
-		{"\xf0\x80\x80\x80", r + r + r + r}, // overlong after 0xF0
-		{"\xf4\x90\x80\x80", r + r + r + r}, // above U+10FFFF
-		{"\xf5\x80", r + r},
-		{"\xf0\x9f\x98\x80\xff", "😀" + r},
-	}
-	for _, tt := range tests {
-		if got := decodeJavaUTF8([]byte(tt.in)); got != tt.want {
-			t.Errorf("decodeJavaUTF8(%x) = %+q, want %+q", tt.in, got, tt.want)
-		}
 	}
 }
 

@@ -52,3 +52,35 @@ func FuzzFromUTF8(f *testing.F) {
 		}
 	})
 }
+
+// TestFromUTF8JDK17: new String(b, UTF_8) on JDK 17, re-encoded.
+func TestFromUTF8JDK17(t *testing.T) {
+	const r = "\ufffd"
+	tests := []struct{ in, want string }{
+		{"count", "count"},
+		{"é😀", "é😀"},
+		{"\xff", r},
+		{"\x80\x80", r + r},
+		{"\xc0\x80", r + r},                 // overlong: two bytes, each malformed
+		{"\xc3", r},                         // cut short at the end
+		{"\xc3=", r + "="},                  // a non-continuation is read again
+		{"\xe2\x82", r},                     // cut short: one
+		{"\xe2\x82=", r + "="},              // lead and fitting byte: one
+		{"\xe2=\x82", r + "=" + r},          //
+		{"\xe0\x80\x80", r + r + r},         // overlong after 0xE0: byte by byte
+		{"\xed\xa0\x80", r},                 // a surrogate: one for all three
+		{"\xed\xa0", r},                     // cut short
+		{"\xf0\x9f\x98", r},                 // cut short
+		{"\xf0\x9f=", r + "="},              // lead and fitting byte: one
+		{"\xf0\x9f\x98=", r + "="},          // lead and two fitting bytes: one
+		{"\xf0\x80\x80\x80", r + r + r + r}, // overlong after 0xF0
+		{"\xf4\x90\x80\x80", r + r + r + r}, // above U+10FFFF
+		{"\xf5\x80", r + r},
+		{"\xf0\x9f\x98\x80\xff", "😀" + r},
+	}
+	for _, tt := range tests {
+		if got := FromUTF8([]byte(tt.in)); got != tt.want {
+			t.Errorf("FromUTF8(%x) = %+q, want %+q", tt.in, got, tt.want)
+		}
+	}
+}
