@@ -67,7 +67,9 @@
 // background (wal_roll.go), so appends overwrite allocated blocks and an
 // fsync writes no inode. A spare whose header is valid and names the
 // segment after the last one is a live segment whose rename a crash undid:
-// OpenWAL renames it into place; any other spare is removed. A segment
+// OpenWAL renames it into place; one whose valid header names another
+// segment is damage (a *CorruptError); a spare without a valid header is
+// removed. A segment
 // that fills while the next spare is still being filled goes on growing
 // (through the page cache) until the spare is ready, up to twice the
 // segment size. On Linux appends to a preallocated segment

@@ -22,10 +22,11 @@ const (
 )
 
 // removeInSteps deletes the file at path a step of bytes at a time: it
-// renames the file to path+dropSuffix (so that neither the WAL nor the
-// snapshot list takes a half-freed file for a real one after a crash), cuts
-// its length by step, calling sleep after each cut, and unlinks what is
-// left. The caller syncs the directory. Unlike an unlinked file, a file
+// renames the file to path+dropSuffix and syncs the directory (so that
+// neither the WAL nor the snapshot list takes a half-freed file for a real
+// one after a crash), cuts its length by step, calling sleep after each
+// cut, and unlinks what is left. The caller syncs the directory once the
+// file is gone. Unlike an unlinked file, a file
 // freed this way shrinks under a reader that has it open: a snapshot
 // being sent to a follower when it is purged (only snapshots older than the
 // retained ones are) fails its checksummed transfer, which raft reports as
@@ -44,6 +45,14 @@ const (
 func removeInSteps(path string, step int64, sleep func(time.Duration)) error {
 	drop := path + dropSuffix
 	if err := os.Rename(path, drop); err != nil {
+		return err
+	}
+	// The rename must reach the disk before the first cut: a crash must
+	// not leave a cut file under its own name (a WAL segment cut short
+	// before the last one is corruption to OpenWAL), nor a later
+	// segment's removal durable while an earlier one's is not (a missing
+	// segment).
+	if err := syncRenamed(filepath.Dir(path)); err != nil {
 		return err
 	}
 	f, err := os.OpenFile(drop, os.O_WRONLY, 0)
@@ -68,6 +77,9 @@ func removeInSteps(path string, step int64, sleep func(time.Duration)) error {
 	}
 	return os.Remove(drop)
 }
+
+// syncRenamed is syncDir; a test replaces it to see when it runs.
+var syncRenamed = syncDir
 
 // removeDropped deletes the files of dir that a removeInSteps interrupted
 // by a crash left behind, and reports how many it deleted.

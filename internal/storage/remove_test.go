@@ -60,3 +60,37 @@ func TestRemoveInSteps(t *testing.T) {
 		t.Errorf("removing a missing file: %v, want ErrNotExist", err)
 	}
 }
+
+// TestRemoveInStepsSyncsRenameFirst checks that the rename out of the log
+// is durable (the directory synced) before the file is cut or unlinked:
+// otherwise a crash could leave a cut WAL segment under its own name,
+// which OpenWAL refuses as corruption, or the removal of a later segment
+// durable while an earlier one's is not, a missing segment.
+func TestRemoveInStepsSyncsRenameFirst(t *testing.T) {
+	for _, size := range []int64{20 << 10, 5 << 10} {
+		dir := t.TempDir()
+		p := filepath.Join(dir, "0000000000000001-0000000000000001.wal")
+		if err := os.WriteFile(p, make([]byte, size), 0o640); err != nil {
+			t.Fatal(err)
+		}
+		var events []string
+		orig := syncRenamed
+		syncRenamed = func(d string) error {
+			fi, err := os.Stat(p + dropSuffix)
+			if err != nil || fi.Size() != size || d != dir {
+				t.Errorf("directory %s synced with the dropped file at %v, %v; want it renamed and whole in %s", d, fi, err, dir)
+			}
+			events = append(events, "sync")
+			return orig(d)
+		}
+		sleep := func(time.Duration) { events = append(events, "cut") }
+		err := removeInSteps(p, 8<<10, sleep)
+		syncRenamed = orig
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(events) == 0 || events[0] != "sync" {
+			t.Errorf("%d-byte file: events %v, want the directory synced after the rename, before any cut", size, events)
+		}
+	}
+}

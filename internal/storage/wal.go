@@ -287,6 +287,14 @@ func (w *WAL) ReadAll(after uint64) (hs raftpb.HardState, ents []raftpb.Entry, m
 	if err := w.finishRoll(); err != nil {
 		return hs, nil, marker, err
 	}
+	// Write out a staged commit-only hard state (directTail): the reads
+	// below go to the file.
+	if w.err == nil {
+		if err := w.flushDirect(); err != nil {
+			w.err = err
+			return hs, nil, marker, err
+		}
+	}
 	for i, s := range w.segs {
 		limit := int64(-1)
 		if i == len(w.segs)-1 {
@@ -704,11 +712,15 @@ func (w *WAL) Close() error {
 	if w.unsynced && w.err == nil && err == nil {
 		err = w.sync()
 	}
-	if w.pending != nil {
+	if p := w.pending; p != nil {
 		if w.err == nil && err == nil {
 			err = w.finishRoll()
-		} else if w.pending.started {
-			_ = w.pending.wait() // the WAL failed already: that error is the one to report
+		}
+		switch {
+		case !p.started:
+			_ = p.old.Close() // the background part that closes it never ran
+		case w.pending != nil:
+			_ = p.wait() // the WAL failed already: that error is the one to report
 		}
 		w.pending = nil
 	}
