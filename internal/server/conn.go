@@ -11,7 +11,10 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
+	"net/netip"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -126,12 +129,13 @@ type item struct {
 }
 
 func (s *Server) newConn(nc net.Conn) *conn {
-	host, _, _ := net.SplitHostPort(nc.RemoteAddr().String())
+	host, port, _ := net.SplitHostPort(nc.RemoteAddr().String())
+	host = javaHostAddress(host)
 	c := &conn{
 		s:        s,
 		nc:       nc,
 		ip:       host,
-		remote:   nc.RemoteAddr().String(),
+		remote:   net.JoinHostPort(host, port),
 		items:    make(chan *item, 256),
 		done:     make(chan struct{}),
 		respDone: make(chan struct{}),
@@ -1176,4 +1180,32 @@ func (s *Server) settle(session int64, old *conn) bool {
 		}
 	}
 	return true
+}
+
+// javaHostAddress writes an IP address as Java's InetAddress.getHostAddress
+// does, which is what ZooKeeper shows of a client (its ip-scheme identity in
+// whoami, its address in cons and dump): IPv4 dotted; IPv6 as eight groups
+// of lower-case hexadecimal without leading zeros and never "::"
+// ("0:0:0:0:0:0:0:1" for "::1"), with its zone after '%'; an IPv4-mapped
+// IPv6 address as IPv4. Anything else is returned as it is.
+func javaHostAddress(host string) string {
+	a, err := netip.ParseAddr(host)
+	if err != nil || !a.Is6() {
+		return host
+	}
+	if a.Is4In6() {
+		return a.Unmap().String() // Java makes a mapped address an Inet4Address
+	}
+	b := a.As16()
+	var sb strings.Builder
+	for i := 0; i < 16; i += 2 {
+		if i > 0 {
+			sb.WriteByte(':')
+		}
+		sb.WriteString(strconv.FormatUint(uint64(b[i])<<8|uint64(b[i+1]), 16))
+	}
+	if z := a.Zone(); z != "" {
+		sb.WriteString("%" + z)
+	}
+	return sb.String()
 }
