@@ -636,7 +636,7 @@ func (s *Server) sessionClosed(id int64) {
 // and tracks a session again if its close was lost (retrackLostExpiries).
 func (s *Server) expiryLoop() {
 	var proposed []expiry
-	s.every(s.cfg.TickTime, func(now time.Time) {
+	s.atBucketEnds(func(now time.Time) {
 		proposed = s.retrackLostExpiries(proposed, now)
 		// Only the leader decides expiry, once for the ensemble (a
 		// standalone server leads its group of one; one whose raft node
@@ -721,6 +721,25 @@ func (s *Server) retrackLostExpiries(proposed []expiry, now time.Time) []expiry 
 	}
 	clear(proposed[len(kept):])
 	return kept
+}
+
+// atBucketEnds calls f with the time at the end of each of the session
+// tracker's buckets (once a tick, when that bucket's sessions expire, as
+// ZooKeeper's expiry thread wakes) until the server stops. It is the body
+// of a goroutine counted in s.wg.
+func (s *Server) atBucketEnds(f func(now time.Time)) {
+	defer s.wg.Done()
+	t := time.NewTimer(s.tracker.UntilNextBucket(time.Now()))
+	defer t.Stop()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case now := <-t.C:
+			f(now)
+			t.Reset(s.tracker.UntilNextBucket(time.Now()))
+		}
+	}
 }
 
 // every calls f with the tick's time every d until the server stops. It is

@@ -10,7 +10,10 @@
 //     now+timeout's tick boundary, never before now+timeout.
 //   - Expired(now) returns the sessions whose deadline is at or before now and
 //     forgets them, so each expiry is reported once; a later Touch or
-//     SetTimeout on such a session reports false.
+//     SetTimeout on such a session reports false. A caller that calls it
+//     UntilNextBucket after each call expires every session when its bucket
+//     ends, as ZooKeeper's SessionTrackerImpl thread waits for the next
+//     expiration time.
 //   - The tracker only reports expired sessions; closing them is a log entry
 //     the caller proposes. Callers pass the time, which must not run
 //     backwards: pass time.Now's. The tracker measures it from its creation

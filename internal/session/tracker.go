@@ -78,6 +78,15 @@ func (t *Tracker) roundUp(deadline time.Time) int64 {
 	return (ms/tick + 1) * tick
 }
 
+// UntilNextBucket returns how long after now the next bucket begins: when
+// the sessions of the bucket ending then expire. An expiry loop that waits
+// this long each time expires sessions when their bucket ends, as
+// ZooKeeper's session tracker does, rather than up to a tick later.
+func (t *Tracker) UntilNextBucket(now time.Time) time.Duration {
+	ms := t.clock(now)
+	return time.Duration(t.roundUp(now)-ms) * time.Millisecond
+}
+
 // Add starts tracking a session, or refreshes it if already tracked, with a
 // deadline of now+timeout.
 func (t *Tracker) Add(id int64, timeout time.Duration, now time.Time) *Entry {

@@ -261,3 +261,37 @@ func TestResetAll(t *testing.T) {
 		t.Fatalf("IDs() = %v, want [2]", got)
 	}
 }
+
+// TestUntilNextBucket: waiting UntilNextBucket lands on the end of the
+// bucket a session added now with a zero timeout falls in, and there the
+// session is expired.
+func TestUntilNextBucket(t *testing.T) {
+	cases := []struct {
+		now  int64 // ms after base (a multiple of the tick)
+		want time.Duration
+	}{
+		{0, 2 * time.Second}, // a bucket's first instant: its end is a tick away
+		{1, 1999 * time.Millisecond},
+		{1500, 500 * time.Millisecond},
+		{1999, time.Millisecond},
+		{2000, 2 * time.Second},
+	}
+	for _, tc := range cases {
+		tr := NewTracker(2 * time.Second)
+		now := at(tc.now)
+		if got := tr.UntilNextBucket(now); got != tc.want {
+			t.Errorf("now +%d: UntilNextBucket = %v, want %v", tc.now, got, tc.want)
+		}
+		e := tr.Add(1, 0, now)
+		end := now.Add(tr.UntilNextBucket(now))
+		if !e.Deadline().Equal(end) {
+			t.Errorf("now +%d: bucket ends at +%d, deadline +%d", tc.now, end.Sub(base).Milliseconds(), e.Deadline().Sub(base).Milliseconds())
+		}
+		if got := tr.Expired(end.Add(-time.Millisecond)); len(got) != 0 {
+			t.Errorf("now +%d: expired %v before the bucket's end", tc.now, got)
+		}
+		if got := tr.Expired(end); !slices.Equal(got, []int64{1}) {
+			t.Errorf("now +%d: expired %v at the bucket's end, want [1]", tc.now, got)
+		}
+	}
+}
