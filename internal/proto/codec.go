@@ -13,8 +13,8 @@ var (
 	// ErrShortBuffer means the input ended before a value, or a length or
 	// element count claims more bytes than remain.
 	ErrShortBuffer = errors.New("proto: short buffer")
-	// ErrMalformed means the input is well-sized but invalid: a negative
-	// length other than -1, an op type not allowed in a multi, ...
+	// ErrMalformed means the input is well-sized but invalid: a string or
+	// buffer length below -1, an op type not allowed in a multi, ...
 	ErrMalformed = errors.New("proto: malformed input")
 )
 
@@ -173,8 +173,9 @@ func (d *Decoder) Bool() bool {
 
 // length reads an int32 length prefix and checks it against the remaining
 // bytes, each element taking at least minElem bytes. It returns -1 for
-// null and 0 on failure.
-func (d *Decoder) length(what string, minElem int) int {
+// null and 0 on failure. A length below -1 fails with ErrMalformed, or
+// reads as 0 when negEmpty is set.
+func (d *Decoder) length(what string, minElem int, negEmpty bool) int {
 	start := d.off
 	n := d.Int32()
 	if d.err != nil {
@@ -183,6 +184,8 @@ func (d *Decoder) length(what string, minElem int) int {
 	switch {
 	case n == -1:
 		return -1
+	case n < 0 && negEmpty:
+		return 0
 	case n < 0:
 		d.failf(ErrMalformed, "%s length %d at offset %d is negative", what, n, start)
 		return 0
@@ -201,7 +204,7 @@ func (d *Decoder) length(what string, minElem int) int {
 // Because of this method a *Decoder satisfies fmt.Stringer: formatting
 // one with %v or %s reads from it, so never print a Decoder.
 func (d *Decoder) String() string {
-	n := d.length("string", 1)
+	n := d.length("string", 1, false)
 	if n <= 0 {
 		return ""
 	}
@@ -212,7 +215,7 @@ func (d *Decoder) String() string {
 // without copying them: they alias the Decoder's input and are nil for a
 // null or empty string.
 func (d *Decoder) StringBytes() []byte {
-	n := d.length("string", 1)
+	n := d.length("string", 1, false)
 	if n <= 0 {
 		return nil
 	}
@@ -222,7 +225,7 @@ func (d *Decoder) StringBytes() []byte {
 // Buffer reads a jute buffer into a fresh slice; null (length -1) reads
 // as nil and an empty buffer as a non-nil empty slice.
 func (d *Decoder) Buffer() []byte {
-	n := d.length("buffer", 1)
+	n := d.length("buffer", 1, false)
 	if n < 0 || d.err != nil {
 		return nil
 	}
@@ -238,9 +241,12 @@ func (d *Decoder) Buffer() []byte {
 // VectorLen reads the element count of a jute vector whose elements take
 // at least minElemSize bytes each (minimum 1). It returns -1 for a null
 // vector and fails with ErrShortBuffer when the remaining input cannot
-// hold that many elements, so the count is safe to allocate from.
+// hold that many elements, so the count is safe to allocate from. A count
+// below -1 reads as 0, an empty vector: ZooKeeper's BinaryInputArchive
+// returns null only for -1 and ends the loop of any other negative count
+// at once.
 func (d *Decoder) VectorLen(minElemSize int) int {
-	return d.length("vector", max(minElemSize, 1))
+	return d.length("vector", max(minElemSize, 1), true)
 }
 
 // Strings reads a jute vector<ustring>; null reads as nil, an empty
