@@ -126,8 +126,9 @@ func (m *Member) Kill() error {
 // a few seconds for it, then fails), and it recovers its state from its
 // snapshot and log and catches up with the leader. It returns once the
 // member is started, not once it serves (see Ensemble.WaitServing and
-// Mode). It returns ErrRunning if the member is running and ErrClosed
-// once the ensemble is closed.
+// Mode). A member paused before it was stopped or killed restarts
+// unpaused, as a new process would. It returns ErrRunning if the member is
+// running and ErrClosed once the ensemble is closed.
 func (m *Member) Restart() error {
 	m.opMu.Lock()
 	defer m.opMu.Unlock()
@@ -143,7 +144,10 @@ func (m *Member) Restart() error {
 	if err := m.listen(); err != nil {
 		return err
 	}
-	m.setDown(false)
+	m.e.mu.Lock()
+	m.down, m.paused = false, false
+	m.e.applyLocked()
+	m.e.mu.Unlock()
 	if err := m.startLocked(); err != nil {
 		m.unlisten()
 		m.setDown(true)
