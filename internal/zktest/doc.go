@@ -7,11 +7,13 @@
 // The package is for tests only. Every starter takes a testing.TB, writes its
 // zoo.cfg, data and log into t.TempDir(), and listens on a free 127.0.0.1
 // port. It returns only once the server answers the "ruok" four-letter word
-// with "imok" and "srvr" no longer says it is starting (Apache ZooKeeper
-// answers ruok before it serves requests); otherwise it fails the test with
+// with "imok", "srvr" no longer says it is starting (Apache ZooKeeper
+// answers ruok before it serves requests) and "conf", if whitelisted, names
+// the server's own data directory (not that of another server that took
+// the port meanwhile); otherwise it fails the test with
 // the tail of the server's log. It registers a t.Cleanup that stops the
-// process by PID (SIGTERM, then SIGKILL after a grace period) and waits for
-// it. Both servers are configured alike:
+// process by PID (SIGCONT should it be paused, SIGTERM, then SIGKILL after
+// a grace period) and waits for it. Both servers are configured alike:
 //
 //   - 4lw.commands.whitelist=* (kazoo's server_version needs "envi"),
 //   - extended types (TTL nodes) enabled,

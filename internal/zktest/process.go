@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -65,6 +66,7 @@ func newProcess(t testing.TB, p *Process) *Process {
 		p.startTimeout = DefaultStartTimeout
 	}
 	t.Cleanup(func() {
+		p.Resume() // a stopped process would ignore SIGTERM
 		if err := p.Stop(); err != nil {
 			t.Errorf("zktest: cleanup: %v", err)
 		}
@@ -155,7 +157,7 @@ func (p *Process) waitReady() error {
 	defer tick.Stop()
 	var last error
 	for {
-		err := probe(p.Addr)
+		err := probe(p.Addr, p.configuredDataDir())
 		if err == nil {
 			select {
 			case <-r.done: // someone else answered on our port
@@ -179,14 +181,34 @@ func (p *Process) waitReady() error {
 	}
 }
 
+// configuredDataDir returns the data directory p's zoo.cfg gives the
+// server: its last dataDir line (ExtraConfig lines come after the
+// defaults and override them), else p.DataDir.
+func (p *Process) configuredDataDir() string {
+	dir := p.DataDir
+	b, err := os.ReadFile(p.ConfigPath)
+	if err != nil {
+		return dir
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "dataDir="); ok {
+			dir = strings.TrimSpace(v)
+		}
+	}
+	return dir
+}
+
 // notServing is what Apache ZooKeeper answers four-letter words other than
 // ruok with until it has loaded its database.
 const notServing = "not currently serving requests"
 
 // probe reports whether the server at addr is ready: "ruok" answers "imok"
 // and "srvr" does not say the server is still starting. (Apache ZooKeeper
-// answers ruok as soon as its port is open, before it serves requests.)
-func probe(addr string) error {
+// answers ruok as soon as its port is open, before it serves requests.) It
+// also checks that the server is the one with data directory dataDir, when
+// "conf" tells: another server may have taken the port picked for ours,
+// which then fails to bind it, and that one's answers are not our server's.
+func probe(addr, dataDir string) error {
 	out, err := FourLetterWord(addr, "ruok")
 	if err != nil {
 		return err
@@ -200,6 +222,31 @@ func probe(addr string) error {
 	}
 	if strings.Contains(out, notServing) {
 		return fmt.Errorf("srvr answered %q", out)
+	}
+	out, err = FourLetterWord(addr, "conf")
+	if err != nil {
+		return err
+	}
+	return sameDataDir(out, dataDir)
+}
+
+// sameDataDir checks that conf's answer out names dataDir as the server's
+// data directory (Apache ZooKeeper's names its version-2 subdirectory). An
+// answer without a dataDir line (conf not whitelisted) proves nothing
+// either way and passes.
+func sameDataDir(out, dataDir string) error {
+	if abs, err := filepath.Abs(dataDir); err == nil {
+		dataDir = abs
+	}
+	for line := range strings.SplitSeq(out, "\n") {
+		got, ok := strings.CutPrefix(strings.TrimSpace(line), "dataDir=")
+		if !ok {
+			continue
+		}
+		if got == dataDir || strings.HasPrefix(got, dataDir+string(filepath.Separator)) {
+			return nil
+		}
+		return fmt.Errorf("the server answering is another one: conf says dataDir=%s, ours is %s", got, dataDir)
 	}
 	return nil
 }
