@@ -239,7 +239,9 @@ func (e *Ensemble) Member(id int) *Member {
 const pollInterval = 10 * time.Millisecond
 
 // Leader waits until exactly one running member serves as the leader and
-// returns it, or returns ctx's error. During a partition an old leader cut
+// returns it, or returns ctx's error. The member of a one-member ensemble,
+// whose mode is "standalone" (it leads its group of one, as ZooKeeper
+// reports such a server), is its leader. During a partition an old leader cut
 // off from the others may still believe it leads until its election
 // timeout passes (raft's CheckQuorum); Leader waits that out.
 func (e *Ensemble) Leader(ctx context.Context) (*Member, error) {
@@ -248,7 +250,7 @@ func (e *Ensemble) Leader(ctx context.Context) (*Member, error) {
 	for {
 		var leaders []*Member
 		for _, m := range e.members {
-			if m.Mode() == "leader" {
+			if mode := m.Mode(); mode == "leader" || mode == "standalone" {
 				leaders = append(leaders, m)
 			}
 		}

@@ -367,6 +367,9 @@ func TestStandalone(t *testing.T) {
 	if m := ens.Member(1).Mode(); m != "standalone" {
 		t.Fatalf("mode %q, want standalone", m)
 	}
+	if l, err := ens.Leader(ctx); err != nil || l != ens.Member(1) {
+		t.Fatalf("Leader = %v, %v; want the one member", l, err)
+	}
 	c := connect(t, ctx, ens.ConnectString())
 	create(t, ctx, c, "/solo", "s")
 	if got := readAfterSync(t, ctx, c, "/solo"); got != "s" {
