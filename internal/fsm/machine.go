@@ -66,12 +66,23 @@ type Machine struct {
 	// ephemeralContainers are the containers that createContainer ops with
 	// an ephemeral mode made in the multi being applied (see create).
 	ephemeralContainers []*tree.Node
+	// pendingCversions are the counters a multi's creates have reached
+	// under parents whose own counter stopped at MaxInt32 (see cversion).
+	pendingCversions []pendingCversion
 
 	// decoded is the entry ApplyTo decodes into, with room for the next
 	// one's arrays and the identities seen: applying another member's
 	// write then allocates only what the tree keeps.
 	decoded Entry
 	room    decodeRoom
+}
+
+// pendingCversion is a parent's child-creation counter as the multi being
+// applied has counted it, where the parent's own has stopped (see
+// Machine.cversion).
+type pendingCversion struct {
+	parent   *tree.Node
+	cversion int32
 }
 
 // New returns a machine holding an empty tree.

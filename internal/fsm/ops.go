@@ -77,8 +77,9 @@ func (m *Machine) create(e *Entry, op *Op, zxid int64, r *Result) OpResult {
 	if !acl.Allowed(m.tree.ACL(parent), proto.PermCreate, e.Auth) {
 		return fail(proto.ErrNoAuth)
 	}
+	cversion := m.cversion(parent)
 	if sequential {
-		path += fmt.Sprintf("%010d", parent.Cversion)
+		path += fmt.Sprintf("%010d", cversion)
 	}
 	if zpath.Validate(path) != nil {
 		return fail(proto.ErrBadArguments)
@@ -101,6 +102,11 @@ func (m *Machine) create(e *Entry, op *Op, zxid int64, r *Result) OpResult {
 	}
 	oldCversion, oldPzxid := parent.Cversion, parent.Pzxid
 	n := m.tree.CreateIn(parent, path, op.Data, acls, owner, zxid, e.Time)
+	if m.recording && parent.Cversion != cversion+1 {
+		// The parent's counter stopped at MaxInt32 (tree.CreateIn); the
+		// multi's later ops count on from what this one took, wrapping.
+		m.setPendingCversion(parent, cversion+1)
+	}
 	if op.Op == proto.OpCreateContainer && ephemeral && m.recording {
 		// PrepRequestProcessor takes the node's pending record's owner
 		// from the mode (the session) and the txn from the opcode (a
@@ -119,6 +125,33 @@ func (m *Machine) create(e *Entry, op *Op, zxid int64, r *Result) OpResult {
 		Change{Type: proto.EventNodeCreated, Path: path, ACL: m.tree.ACL(n)},
 		Change{Type: proto.EventNodeChildrenChanged, Path: parentPath, ACL: m.tree.ACL(parent)})
 	return res
+}
+
+// cversion returns the child-creation counter a create under parent
+// names a sequential node by: the parent's, or inside a multi, once the
+// parent's counter has stopped at MaxInt32 (tree.CreateIn), the count the
+// multi's earlier creates under it reached. PrepRequestProcessor numbers a
+// multi's ops from its pending change records, whose counter wraps, while
+// DataTree keeps the parent's at MaxInt32: a multi of three creates under a
+// parent at MaxInt32-1 names them 2147483646, 2147483647 and -2147483648,
+// and leaves the parent at MaxInt32.
+func (m *Machine) cversion(parent *tree.Node) int32 {
+	for _, p := range m.pendingCversions {
+		if p.parent == parent {
+			return p.cversion
+		}
+	}
+	return parent.Cversion
+}
+
+func (m *Machine) setPendingCversion(parent *tree.Node, cversion int32) {
+	for i := range m.pendingCversions {
+		if m.pendingCversions[i].parent == parent {
+			m.pendingCversions[i].cversion = cversion
+			return
+		}
+	}
+	m.pendingCversions = append(m.pendingCversions, pendingCversion{parent, cversion})
 }
 
 func (m *Machine) delete(e *Entry, op *Op, zxid int64, r *Result) OpResult {

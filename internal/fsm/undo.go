@@ -68,10 +68,13 @@ func (m *Machine) rollBack() {
 }
 
 // forget empties the undo log, keeping its room (up to maxUndoRoom steps)
-// but nothing it pointed to, and ends the multi's ephemeralContainers.
+// but nothing it pointed to, and ends the multi's ephemeralContainers and
+// pendingCversions.
 func (m *Machine) forget() {
 	clear(m.ephemeralContainers)
 	m.ephemeralContainers = m.ephemeralContainers[:0]
+	clear(m.pendingCversions)
+	m.pendingCversions = m.pendingCversions[:0]
 	if cap(m.undo) > maxUndoRoom {
 		m.undo = nil
 		return

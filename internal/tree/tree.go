@@ -1,6 +1,7 @@
 package tree
 
 import (
+	"math"
 	"sort"
 	"strings"
 
@@ -201,7 +202,8 @@ func (t *Tree) Kind(n *Node) Kind { return n.kind(t.extended) }
 func (t *Tree) Stat(n *Node) proto.Stat { return n.stat(t.extended) }
 
 // Create adds a node at path. The parent must exist and the name must be free.
-// It bumps the parent's child-creation counter and pzxid as ZooKeeper does.
+// It bumps the parent's child-creation counter and pzxid as ZooKeeper does:
+// once the counter is at MaxInt32 it changes neither.
 func (t *Tree) Create(path string, data []byte, acl []proto.ACL, owner, zxid, now int64) *Node {
 	parentPath, _ := zpath.Parent(path)
 	return t.CreateIn(t.Get(parentPath), path, data, acl, owner, zxid, now)
@@ -220,8 +222,13 @@ func (t *Tree) CreateIn(parent *Node, path string, data []byte, acl []proto.ACL,
 		parent.children = make(map[string]*Node, 1)
 	}
 	parent.children[name] = n
-	parent.Cversion++
-	parent.Pzxid = zxid
+	// DataTree.createNode takes the txn's counter (the parent's plus one)
+	// only when it is above the parent's: at MaxInt32 the increment wraps
+	// below it, so the counter stays there for good, and pzxid is not set.
+	if parent.Cversion != math.MaxInt32 {
+		parent.Cversion++
+		parent.Pzxid = zxid
+	}
 	t.count++
 	t.dataSize += int64(len(data) + len(path))
 	t.index(path, n)
