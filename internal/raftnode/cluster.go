@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
@@ -167,7 +168,8 @@ func (n *Node) installSnapshot(snap raftpb.Snapshot) error {
 // when the call was made is at or below it (raft's ReadIndex, confirmed by a
 // quorum of the leader's heartbeats). Once AppliedIndex reaches it, a local
 // read sees everything committed before the call: this is ZooKeeper's sync.
-// A request lost to a change of leader is asked again, until ctx ends.
+// A request lost to a change of leader, or on the network (raft does not
+// retransmit it), is asked again, until ctx ends.
 func (n *Node) ReadIndex(ctx context.Context) (uint64, error) {
 	for {
 		idx, err := n.readIndexOnce(ctx)
@@ -196,20 +198,40 @@ func (n *Node) readIndexOnce(ctx context.Context) (uint64, error) {
 	// member's restarts (a leader may still hold a request of the last
 	// run): readSeq starts at a random value (Start).
 	rctx := binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, n.cfg.ID), id)
-	select {
-	case n.ctrlc <- func() { n.rn.ReadIndex(rctx) }:
-	case <-n.quit:
-		return 0, n.stoppedErr()
-	case <-ctx.Done():
-		return 0, fmt.Errorf("raftnode: read index: %w", ctx.Err())
+	ask := func() error {
+		select {
+		case n.ctrlc <- func() { n.rn.ReadIndex(rctx) }:
+			return nil
+		case <-n.quit:
+			return n.stoppedErr()
+		case <-ctx.Done():
+			return fmt.Errorf("raftnode: read index: %w", ctx.Err())
+		}
 	}
-	select {
-	case res := <-ch:
-		return res.index, res.err
-	case <-n.quit:
-		return 0, n.stoppedErr()
-	case <-ctx.Done():
-		return 0, fmt.Errorf("raftnode: read index: %w", ctx.Err())
+	if err := ask(); err != nil {
+		return 0, err
+	}
+	// raft retransmits neither the request a follower forwards to the
+	// leader nor the leader's answer, and a leader that steps down and is
+	// elected again forgets its pending reads without a change of leader
+	// here: ask again, with the same context, every election timeout. The
+	// leader answers a context it still holds once, and an answer to an
+	// earlier copy is as good as one to the last.
+	retry := time.NewTicker(time.Duration(n.cfg.ElectionTicks) * n.cfg.TickInterval)
+	defer retry.Stop()
+	for {
+		select {
+		case res := <-ch:
+			return res.index, res.err
+		case <-retry.C:
+			if err := ask(); err != nil {
+				return 0, err
+			}
+		case <-n.quit:
+			return 0, n.stoppedErr()
+		case <-ctx.Done():
+			return 0, fmt.Errorf("raftnode: read index: %w", ctx.Err())
+		}
 	}
 }
 

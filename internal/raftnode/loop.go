@@ -468,6 +468,14 @@ func (n *Node) finishSnapshot(res snapResult) error {
 		return nil
 	}
 	index := res.meta.Index
+	if index <= n.snapIndex {
+		// A newer snapshot from the leader was installed while this one
+		// was written: recording this one would take the snapshot index
+		// (and the WAL's marker) back. Its file goes with the next purge.
+		n.logger.Info("snapshot saved after a newer one was installed; not recording it",
+			"path", res.path, "index", index, "installed_index", n.snapIndex)
+		return nil
+	}
 	n.walMu.Lock()
 	err := n.wal.SaveSnapshotMarker(storage.SnapshotMarker{Index: index, Term: res.meta.Term})
 	n.walMu.Unlock()

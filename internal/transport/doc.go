@@ -32,7 +32,10 @@
 // retried after a jittered backoff from 50ms doubling to 1s. A stream that breaks
 // (a write fails, the peer closes it or falls silent) is closed and the peer
 // reported unreachable; what was written to it since the last flush may be
-// lost, the rest of the queue waits for the next stream. The outcome of every MsgSnap is reported with
+// lost, the rest of the queue waits for the next stream, dialed after the
+// same backoff as a failed dial (reset to 50ms once a stream has lasted a
+// second, so a peer that closes every stream at once is not redialed 20
+// times a second). The outcome of every MsgSnap is reported with
 // Reporter.ReportSnapshot.
 //
 // Every read and write has a deadline, so a dead or stalled peer cannot

@@ -64,12 +64,20 @@ func (p *peer) run() {
 		conn, err := p.t.dial(p.id, p.addr, kindMessages)
 		if err == nil {
 			p.logger.Info("connected to peer")
-			backoff, failing = minBackoff, false
+			failing = false
+			up := time.Now()
 			p.connected.Store(true)
 			err = p.stream(conn)
 			p.connected.Store(false)
 			if p.t.ctx.Err() != nil {
 				return
+			}
+			// Only a stream that lasted resets the backoff: one that
+			// breaks as soon as it is up (a peer that closes every
+			// stream at once) is retried as a failed dial is, not
+			// every 50ms.
+			if time.Since(up) >= maxBackoff {
+				backoff = minBackoff
 			}
 			// Messages written shortly before the break may be lost.
 			p.logger.Warn("stream to peer broke; redialing", "err", err)
