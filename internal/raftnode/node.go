@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
-	"os"
 	"sync"
 	"sync/atomic"
 
@@ -145,19 +144,22 @@ func Start(cfg Config, sm StateMachine) (*Node, error) {
 	}
 	cfg = cfg.withDefaults()
 	logger := cfg.Logger.With("component", "raftnode", "id", cfg.ID)
-	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
-		return nil, fmt.Errorf("raftnode: creating data directory: %w", err)
+	if err := storage.MkdirAllDurable(cfg.DataDir, 0o750); err != nil {
+		return nil, fmt.Errorf("raftnode: %w", err)
+	}
+	// The WAL's lock first: a second server started on a directory in use
+	// must fail before it touches the running one's files.
+	w, err := storage.OpenWAL(cfg.LogDir, storage.WALOptions{SegmentBytes: cfg.WALSegmentBytes, Logger: logger, OnSync: cfg.OnWALSync})
+	if err != nil {
+		return nil, err
 	}
 	removed, err := storage.RemoveTempSnapshots(cfg.DataDir)
 	if err != nil {
+		_ = w.Close()
 		return nil, err
 	}
 	for _, p := range removed {
 		logger.Warn("removed unfinished snapshot", "path", p)
-	}
-	w, err := storage.OpenWAL(cfg.LogDir, storage.WALOptions{SegmentBytes: cfg.WALSegmentBytes, Logger: logger, OnSync: cfg.OnWALSync})
-	if err != nil {
-		return nil, err
 	}
 	n := &Node{
 		cfg:      cfg,

@@ -305,8 +305,18 @@ func TestProposeErrors(t *testing.T) {
 func TestStartRefusesLockedDirectory(t *testing.T) {
 	dir := t.TempDir()
 	start(t, testConfig(t, dir), newListSM())
+	// A snapshot the running node is writing: the second Start must not
+	// take it for a crash's leftover and delete it before it finds the
+	// directory locked.
+	writing := filepath.Join(testConfig(t, dir).DataDir, "0000000000000009-0000000000000001.snap.tmp.123")
+	if err := os.WriteFile(writing, []byte("being written"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := raftnode.Start(testConfig(t, dir), newListSM()); err == nil || !strings.Contains(err.Error(), "locked") {
 		t.Fatalf("second Start on one directory = %v, want a lock error", err)
+	}
+	if _, err := os.Stat(writing); err != nil {
+		t.Fatalf("the refused Start removed the running node's snapshot in progress: %v", err)
 	}
 }
 

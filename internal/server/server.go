@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -23,6 +22,7 @@ import (
 	"github.com/paddockhq/paddock/internal/proto"
 	"github.com/paddockhq/paddock/internal/raftnode"
 	"github.com/paddockhq/paddock/internal/session"
+	"github.com/paddockhq/paddock/internal/storage"
 	"github.com/paddockhq/paddock/internal/watch"
 )
 
@@ -197,7 +197,7 @@ func New(cfg *config.Config, logger *slog.Logger) (*Server, error) {
 func (s *Server) Start() error {
 	s.started = time.Now()
 	for _, d := range []string{s.cfg.DataDir, s.cfg.DataLogDir} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
+		if err := storage.MkdirAllDurable(d, 0o755); err != nil {
 			return fmt.Errorf("server: data directory: %w", err)
 		}
 	}

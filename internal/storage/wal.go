@@ -109,7 +109,7 @@ func OpenWAL(dir string, opts WALOptions) (*WAL, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	if err := mkdirAllDurable(dir, 0o750); err != nil {
+	if err := MkdirAllDurable(dir, 0o750); err != nil {
 		return nil, err
 	}
 	lock, err := lockFile(filepath.Join(dir, lockName))
@@ -128,11 +128,13 @@ func OpenWAL(dir string, opts WALOptions) (*WAL, error) {
 	return w, nil
 }
 
-// mkdirAllDurable creates dir and the parents it lacks, as os.MkdirAll
+// MkdirAllDurable creates dir and the parents it lacks, as os.MkdirAll
 // does, and fsyncs the parent of each directory it created, so that a
 // crash cannot undo the creation of a directory that acknowledged records
-// are in.
-func mkdirAllDurable(dir string, perm os.FileMode) error {
+// (or snapshots) are in. Create data directories with it: OpenWAL finds
+// one created by os.MkdirAll there already and has nothing to make
+// durable.
+func MkdirAllDurable(dir string, perm os.FileMode) error {
 	var created []string // deepest first
 	for d := filepath.Clean(dir); ; {
 		if _, err := os.Stat(d); !errors.Is(err, fs.ErrNotExist) {
@@ -146,15 +148,19 @@ func mkdirAllDurable(dir string, perm os.FileMode) error {
 		d = parent
 	}
 	if err := os.MkdirAll(dir, perm); err != nil {
-		return fmt.Errorf("storage: creating WAL directory: %w", err)
+		return fmt.Errorf("storage: creating directory: %w", err)
 	}
 	for _, d := range slices.Backward(created) {
-		if err := syncDir(filepath.Dir(d)); err != nil {
-			return fmt.Errorf("storage: making the creation of WAL directory %s durable: %w", d, err)
+		if err := syncCreated(filepath.Dir(d)); err != nil {
+			return fmt.Errorf("storage: making the creation of directory %s durable: %w", d, err)
 		}
 	}
 	return nil
 }
+
+// syncCreated is syncDir; a test replaces it to see what MkdirAllDurable
+// syncs.
+var syncCreated = syncDir
 
 // open recovers the WAL's state from disk and opens the last segment.
 func (w *WAL) open() error {
