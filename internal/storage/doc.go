@@ -99,10 +99,12 @@
 // the tail from the bad record on is cut off and the cut is logged
 // (torn.go has the rules). A bad record followed by a valid one, or whose
 // checksum matches its bytes up to a valid record inside the length it
-// declares (a damaged length field), a bad record in an earlier segment, a
-// damaged header or a missing segment is corruption: OpenWAL (or ReadAll)
-// fails with a *CorruptError naming the file and byte offset, and
-// errors.Is(err, ErrCorrupt) holds. Nothing is repaired silently.
+// declares (a damaged length field), a bad record in an earlier segment or
+// a damaged header is corruption: OpenWAL (or ReadAll) fails with a
+// *CorruptError naming the file and byte offset. A missing segment is too:
+// the error names the directory, the missing segment's number and the
+// segments around the gap. Either way errors.Is(err, ErrCorrupt) holds.
+// Nothing is repaired silently.
 //
 // # Snapshots
 //

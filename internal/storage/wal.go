@@ -361,7 +361,8 @@ func appendEntry(ents []raftpb.Entry, e raftpb.Entry, after uint64) ([]raftpb.En
 }
 
 // Save appends ents and then hs (when not empty) with one write, and fsyncs
-// once unless only the commit index changed. Put everything of one raft
+// once unless only the commit index changed (a roll into a new segment
+// fsyncs the old one first as well). Put everything of one raft
 // Ready into one call. A failed write makes every later call fail.
 func (w *WAL) Save(hs raftpb.HardState, ents []raftpb.Entry) error {
 	if err := w.usable(); err != nil {
