@@ -4,7 +4,8 @@
 #   make test   install what the tests need (if missing) and run every test
 
 GO       ?= go
-APT_PKGS := zookeeper zookeeper-bin python3-kazoo python3-pytest gcc libc6-dev
+APT_PKGS := zookeeper zookeeper-bin python3-kazoo python3-pytest gcc libc6-dev \
+            openjdk-17-jdk-headless libcurator-recipes-java libcurator-discovery-java
 BIN      := bin/paddock
 
 .PHONY: all build run test deps test-go fuzz vet clean bench
@@ -18,8 +19,9 @@ run: build
 	./$(BIN) server
 
 # deps installs the Debian packages the compatibility tests run against
-# (Apache ZooKeeper 3.8, its C client tools, kazoo and pytest), and the C
-# toolchain the race detector needs, when missing.
+# (Apache ZooKeeper 3.8, its C client tools, kazoo and pytest, Curator and
+# the JDK that compiles test/curator's program), and the C toolchain the
+# race detector needs, when missing.
 deps:
 	@missing=""; for p in $(APT_PKGS); do \
 		dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; \
