@@ -25,6 +25,7 @@ type cliFlags struct {
 	json              bool
 	readOnly          bool
 	waitForConnection bool
+	clientConfig      string // zkCli's -client-configuration: refused
 }
 
 // newCLICmd builds "paddock cli", the zkCli.sh-compatible shell.
@@ -41,6 +42,9 @@ func newCLICmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.timeoutMS <= 0 {
 				return &exitError{code: exitUsage, err: fmt.Errorf("cli: -timeout must be positive, got %d", f.timeoutMS)}
+			}
+			if cmd.Flags().Changed("client-configuration") {
+				return &exitError{code: exitUsage, err: fmt.Errorf("cli: -client-configuration %s: not supported (paddock cli reads no client properties file)", f.clientConfig)}
 			}
 			status, err := runCLI(cmd.Context(), f, args, os.Stdin, cmd.OutOrStdout(), cmd.ErrOrStderr())
 			if err != nil {
@@ -65,6 +69,8 @@ func newCLICmd() *cobra.Command {
 	fl.BoolVarP(&f.readOnly, "readonly", "r", false, "allow connecting to a read-only server")
 	fl.BoolVar(&f.waitForConnection, "waitforconnection", false,
 		"accepted for zkCli compatibility: paddock cli always waits for the session (at most -timeout)")
+	fl.StringVar(&f.clientConfig, "client-configuration", "", "zkCli's client properties file: not supported, refused")
+	_ = fl.MarkHidden("client-configuration")
 	return cmd
 }
 

@@ -71,6 +71,8 @@ func TestCLIExitStatus(t *testing.T) {
 		// parseOptions), not as Go-style flags of paddock cli.
 		{name: "command words untouched", args: []string{"get", "-json", "/cli"}, code: 1, wantErr: "Unrecognized option: -json\n"},
 		{name: "json", args: []string{"--json", "get", "/cli"}, code: 0, wantOut: `{"data":"hello world","path":"/cli"}` + "\n"},
+		{name: "client configuration refused", args: []string{"-client-configuration", "zk.properties", "ls", "/"}, code: 2,
+			wantErr: "-client-configuration zk.properties: not supported", notWantErr: "shorthand"},
 		{name: "json error", args: []string{"-json", "get", "/nope"}, code: 1, wantOut: `{"code":"NONODE","error":"Node does not exist: /nope"}` + "\n"},
 	}
 	for _, tt := range tests {

@@ -66,12 +66,12 @@ func goStyleArgs(root *cobra.Command, args []string) []string {
 				out[i] = "-" + a
 			}
 		}
-		if f == nil && endsFlags && name != "h" && name != "help" && name != "client-configuration" {
+		if f == nil && endsFlags && name != "h" && name != "help" {
 			// zkCli's MyCommandOptions.parseOptions skips the options
 			// it does not know, and the next word is not their value.
-			// zkCli's -client-configuration, which takes a file,
-			// paddock cli does not have: it stays an error rather
-			// than its file becoming the command.
+			// (zkCli's -client-configuration, which takes a file, is a
+			// hidden flag of paddock cli that refuses it, so its file
+			// does not become the command.)
 			out = slices.Delete(out, i, i+1)
 			i--
 			continue

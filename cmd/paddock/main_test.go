@@ -195,7 +195,7 @@ func TestGoStyleArgs(t *testing.T) {
 		{[]string{"cli", "--foo", "-x=1", "-", "-timeout", "5", "-Z", "ls", "-foo"}, []string{"cli", "--timeout", "5", "ls", "-foo"}},
 		{[]string{"cli", "-h"}, []string{"cli", "-h"}},
 		{[]string{"cli", "-help"}, []string{"cli", "--help"}},
-		{[]string{"cli", "-client-configuration", "f", "ls"}, []string{"cli", "-client-configuration", "f", "ls"}},
+		{[]string{"cli", "-client-configuration", "f", "ls"}, []string{"cli", "--client-configuration", "f", "ls"}},
 		// Only the flags of the command reached: -json is not server's.
 		{[]string{"server", "-json"}, []string{"server", "-json"}},
 		// Other commands take flags after their arguments.
