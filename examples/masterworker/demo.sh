@@ -202,8 +202,10 @@ primary=
 for m in master-1 master-2; do
 	if logged "$m" "elected primary master"; then primary=$m; fi
 done
+# Disowned first, so that bash prints no "Killed" notice when it reaps them.
+disown "${PID[$primary]}" "${PID[$KILLED_WORKER]}" 2>/dev/null || true
 kill -KILL "${PID[$primary]}" "${PID[$KILLED_WORKER]}"
-{ wait "${PID[$primary]}" "${PID[$KILLED_WORKER]}"; } 2>/dev/null || true # no "Killed" notices
+wait_gone "${PID[$primary]}" 5 && wait_gone "${PID[$KILLED_WORKER]}" 5 || fail "a killed process is still running"
 say "after $(statuses) statuses: kill -9 $primary (the primary) and $KILLED_WORKER"
 
 # The client exits once every task has a status (or after its --timeout).
