@@ -912,6 +912,13 @@ func (p *cutProxy) setCut(cut bool) {
 // selfSignedTLS returns a server configuration with a fresh self-signed
 // certificate for 127.0.0.1, and a pool that trusts it.
 func selfSignedTLS(t *testing.T) (*tls.Config, *x509.CertPool) {
+	return selfSignedTLSNaming(t, []net.IP{net.IPv4(127, 0, 0, 1)}, nil)
+}
+
+// selfSignedTLSNaming returns a server configuration with a fresh
+// self-signed certificate for the IP addresses and DNS names given, and a
+// pool that trusts it.
+func selfSignedTLSNaming(t *testing.T, ips []net.IP, names []string) (*tls.Config, *x509.CertPool) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -922,7 +929,8 @@ func selfSignedTLS(t *testing.T) (*tls.Config, *x509.CertPool) {
 		Subject:      pkix.Name{CommonName: "paddock zk client test"},
 		NotBefore:    time.Now().Add(-time.Hour),
 		NotAfter:     time.Now().Add(time.Hour),
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
+		IPAddresses:  ips,
+		DNSNames:     names,
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}

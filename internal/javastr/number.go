@@ -6,12 +6,8 @@ import "math"
 // 36): an optional '-' or '+' (not alone), then at least one digit as
 // Character.digit reads them (Digit), no blanks, within int32's range.
 func ParseInt(s string, radix int) (int32, bool) {
-	neg := false
-	if s != "" && (s[0] == '+' || s[0] == '-') {
-		neg = s[0] == '-'
-		s = s[1:]
-	}
-	if s == "" {
+	neg, s, ok := sign(s)
+	if !ok {
 		return 0, false
 	}
 	var n int64
@@ -38,12 +34,8 @@ func ParseInt(s string, radix int) (int32, bool) {
 // '+' (not alone), then at least one decimal digit of any script (Digit),
 // no blanks, within int64's range.
 func ParseLong(s string) (int64, bool) {
-	neg := false
-	if s != "" && (s[0] == '+' || s[0] == '-') {
-		neg = s[0] == '-'
-		s = s[1:]
-	}
-	if s == "" {
+	neg, s, ok := sign(s)
+	if !ok {
 		return 0, false
 	}
 	// Accumulated negatively, as Java does, so that -2^63 fits.
@@ -68,6 +60,15 @@ func ParseLong(s string) (int64, bool) {
 		return n, true
 	}
 	return -n, true
+}
+
+// sign takes the optional '-' or '+' off s; ok is false when no digit
+// can follow (s is empty, or only a sign).
+func sign(s string) (neg bool, digits string, ok bool) {
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		neg, s = s[0] == '-', s[1:]
+	}
+	return neg, s, s != ""
 }
 
 // Digit returns r's value as a digit in radix (at most 36), as Java's

@@ -142,6 +142,16 @@ func (m *member) stop(t *testing.T, net *memNet) {
 }
 
 // leader waits for a member to lead, among those not excluded.
+// otherThan returns the first member of ms that is not m.
+func otherThan(ms []*member, m *member) *member {
+	for _, o := range ms {
+		if o != m {
+			return o
+		}
+	}
+	return nil
+}
+
 func leader(t *testing.T, ms []*member, skip ...uint64) *member {
 	t.Helper()
 	var l *member
@@ -220,12 +230,7 @@ func TestClusterReadIndex(t *testing.T) {
 	propose(t, l.n, "x")
 	// Propose returns once queued: x is committed when the leader applied it.
 	l.sm.waitFor(t, "x", func(items []string) bool { return slices.Contains(items, "x") })
-	var f *member
-	for _, m := range ms {
-		if m != l {
-			f = m
-		}
-	}
+	f := otherThan(ms, l)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	// Every member asks at once: the leader must tell the requests apart.
@@ -253,13 +258,7 @@ func TestClusterReadIndex(t *testing.T) {
 func TestClusterSnapshotCatchUp(t *testing.T) {
 	net, ms := startCluster(t, 3, 0, 20)
 	l := leader(t, ms)
-	var lag *member
-	for _, m := range ms {
-		if m != l {
-			lag = m
-			break
-		}
-	}
+	lag := otherThan(ms, l)
 	lag.stop(t, net)
 	// Enough entries that the others snapshot and compact past what the
 	// stopped member has (catch-up slack is min(5000, SnapCount)).

@@ -48,13 +48,7 @@ func TestReadIndexSurvivesLostMessage(t *testing.T) {
 			l := leader(t, ms)
 			propose(t, l.n, "x")
 			l.sm.waitFor(t, "x", func(items []string) bool { return slices.Contains(items, "x") })
-			var f *member
-			for _, m := range ms {
-				if m != l {
-					f = m
-					break
-				}
-			}
+			f := otherThan(ms, l)
 			sender := f.id // the follower asks the leader
 			if lost == raftpb.MsgReadIndexResp {
 				sender = l.id // the leader answers the follower

@@ -14,13 +14,7 @@ import (
 func TestOwnSnapshotFinishingAfterInstallKeepsNewerIndex(t *testing.T) {
 	net, ms := startCluster(t, 3, 0, 20)
 	l := leader(t, ms)
-	var f *member
-	for _, m := range ms {
-		if m != l {
-			f = m
-			break
-		}
-	}
+	f := otherThan(ms, l)
 	// Restart the follower with a state machine whose snapshots wait.
 	f.stop(t, net)
 	sm := &slowSnapSM{listSM: newListSM(), started: make(chan struct{}, 1), release: make(chan struct{})}

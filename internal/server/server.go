@@ -727,26 +727,19 @@ func (s *Server) retrackLostExpiries(proposed []expiry, now time.Time) []expiry 
 // tracker's buckets (once a tick, when that bucket's sessions expire, as
 // ZooKeeper's expiry thread wakes) until the server stops. It is the body
 // of a goroutine counted in s.wg.
-func (s *Server) atBucketEnds(f func(now time.Time)) {
-	defer s.wg.Done()
-	t := time.NewTimer(s.tracker.UntilNextBucket(time.Now()))
-	defer t.Stop()
-	for {
-		select {
-		case <-s.ctx.Done():
-			return
-		case now := <-t.C:
-			f(now)
-			t.Reset(s.tracker.UntilNextBucket(time.Now()))
-		}
-	}
+func (s *Server) atBucketEnds(f func(now time.Time)) { s.repeat(s.tracker.UntilNextBucket, f) }
+
+// every calls f with the time, d after its previous call returned, until
+// the server stops. It is the body of a goroutine counted in s.wg.
+func (s *Server) every(d time.Duration, f func(now time.Time)) {
+	s.repeat(func(time.Time) time.Duration { return d }, f)
 }
 
-// every calls f with the tick's time every d until the server stops. It is
-// the body of a goroutine counted in s.wg.
-func (s *Server) every(d time.Duration, f func(now time.Time)) {
+// repeat calls f with the time until the server stops, waiting wait(now)
+// before each call. It is the body of a goroutine counted in s.wg.
+func (s *Server) repeat(wait func(now time.Time) time.Duration, f func(now time.Time)) {
 	defer s.wg.Done()
-	t := time.NewTicker(d)
+	t := time.NewTimer(wait(time.Now()))
 	defer t.Stop()
 	for {
 		select {
@@ -754,6 +747,7 @@ func (s *Server) every(d time.Duration, f func(now time.Time)) {
 			return
 		case now := <-t.C:
 			f(now)
+			t.Reset(wait(time.Now()))
 		}
 	}
 }

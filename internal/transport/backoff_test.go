@@ -13,13 +13,7 @@ import (
 // dials, not redial every 50ms for as long as it lasts.
 func TestNoRedialStormOnStreamsThatBreakAtOnce(t *testing.T) {
 	checkLeaks(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	tn := newTestNet()
-	tn.addrs[memberAddr(2)] = ln.Addr().String()
+	ln, tn := handPlayedPeer(t)
 	tn.start(t, 1, []uint64{1, 2}, nil)
 
 	const window = 1500 * time.Millisecond

@@ -354,18 +354,27 @@ func TestBadSnapshotStream(t *testing.T) {
 	}
 }
 
+// handPlayedPeer returns a listener standing for member 2, which the test
+// plays by hand, and a test network that dials it there. The listener is
+// closed when the test ends.
+func handPlayedPeer(t *testing.T) (net.Listener, *testNet) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	tn := newTestNet()
+	tn.addrs[memberAddr(2)] = ln.Addr().String()
+	return ln, tn
+}
+
 // TestDialerWatchesStream plays the acceptor by hand: it checks the hello a
 // member sends, and that the member drops a message stream on which the
 // acceptor sends anything but keepalives, then dials again.
 func TestDialerWatchesStream(t *testing.T) {
 	checkLeaks(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	tn := newTestNet()
-	tn.addrs[memberAddr(2)] = ln.Addr().String()
+	ln, tn := handPlayedPeer(t)
 	m := tn.start(t, 1, []uint64{1, 2}, nil)
 	accept := func() net.Conn {
 		t.Helper()
