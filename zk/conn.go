@@ -205,12 +205,12 @@ func (c *Conn) loop() {
 			// Close asked the server to end the session: do not come
 			// back, wait for Close to finish.
 			<-c.closeCh
-			c.end(StateClosed, ErrClosed)
+			c.end(StateClosed, ErrClosed, false)
 			return
 		}
 		if c.expiredLocally() {
 			c.log.Info("zk: session expired: no server heard from within the session timeout")
-			c.end(StateExpired, ErrSessionExpired)
+			c.end(StateExpired, ErrSessionExpired, false)
 			return
 		}
 		addr, roundDone, err := c.nextServer()
@@ -237,14 +237,14 @@ func (c *Conn) loop() {
 		if resp.TimeOut <= 0 {
 			nc.Close()
 			c.log.Info("zk: session expired", "server", addr)
-			c.end(StateExpired, ErrSessionExpired)
+			c.end(StateExpired, ErrSessionExpired, true)
 			return
 		}
 		backoff = 50 * time.Millisecond
 		c.hosts.Connected()
 		c.serve(nc, addr, resp)
 		if c.authFailed() {
-			c.end(StateAuthFailed, ErrAuthFailed)
+			c.end(StateAuthFailed, ErrAuthFailed, true)
 			return
 		}
 	}
@@ -327,8 +327,12 @@ func (c *Conn) failAttempt(err error) {
 
 // end makes st the final state: every call still waiting fails with err,
 // every watcher and the default watcher get the state event, and delivery
-// stops after that.
-func (c *Conn) end(st State, err error) {
+// stops after that. With eventFirst the event goes ahead of the failed
+// calls' callbacks, as the Java client queues it when the server says the
+// session is over (Expired in the handshake, AuthFailed); when the client
+// ends the session itself (Close, expiry found locally) the callbacks go
+// first, as there.
+func (c *Conn) end(st State, err error, eventFirst bool) {
 	c.mu.Lock()
 	c.state = st
 	c.lastErr = err // what Connect reports when the session never started
@@ -336,10 +340,15 @@ func (c *Conn) end(st State, err error) {
 	watchers := c.stateWatchersLocked()
 	c.watches.clear()
 	c.mu.Unlock()
+	if eventFirst {
+		c.deliverState(st, watchers)
+	}
 	for _, cl := range calls {
 		c.finish(cl, err)
 	}
-	c.deliverState(st, watchers)
+	if !eventFirst {
+		c.deliverState(st, watchers)
+	}
 	c.events.close()
 	c.once.Do(func() { close(c.ready) })
 }

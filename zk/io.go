@@ -186,16 +186,18 @@ func (c *Conn) serve(nc net.Conn, addr string, resp *proto.ConnectResponse) {
 	final := c.closing || c.authFail
 	// The calls still waiting fail as ZooKeeper's client fails them
 	// (conLossPacket): with the end of the session when it is over, so
-	// that nobody retries them on a Conn that will not reconnect.
+	// that nobody retries them on a Conn that will not reconnect. After
+	// refused credentials they are left to end, which delivers AuthFailed
+	// before failing them with ErrAuthFailed, as the Java client does.
 	var lost error = ErrConnectionLoss
-	switch {
-	case c.authFail:
-		lost = ErrAuthFailed
-	case c.closing:
+	if c.closing {
 		lost = ErrClosed
 	}
 	c.state = StateDisconnected
-	calls := c.takeCallsLocked()
+	var calls []*call
+	if !c.authFail {
+		calls = c.takeCallsLocked()
+	}
 	watchers = c.stateWatchersLocked()
 	c.mu.Unlock()
 	if !final {

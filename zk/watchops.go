@@ -94,12 +94,18 @@ func (c *Conn) removeWatchesCall(path string, w Watcher, t WatcherType, local bo
 		if cl.err != nil && !(local && ErrorCode(cl.err) == ErrConnectionLoss.code) {
 			return
 		}
+		// Removed locally because the connection was lost: the events
+		// say Disconnected, as the Java client's (ClientCnxn.queueEvent).
+		st := StateSyncConnected
+		if cl.err != nil {
+			st = StateDisconnected
+		}
 		cl.err = nil
 		c.mu.Lock()
 		gone := c.watches.remove(path, w, t)
 		c.mu.Unlock()
 		for _, r := range gone {
-			ev := Event{Type: r.t, State: StateSyncConnected, Path: path, Zxid: -1}
+			ev := Event{Type: r.t, State: st, Path: path, Zxid: -1}
 			c.events.push(func() { r.w.Process(ev) })
 		}
 	}
