@@ -114,6 +114,13 @@ func (c *Conn) serve(nc net.Conn, addr string, resp *proto.ConnectResponse) {
 		st = StateConnectedReadOnly
 	}
 	c.mu.Lock()
+	if c.closing {
+		// Close came as the handshake's answer did (after the handshake
+		// stopped watching for it): the Conn is ending, not connecting.
+		c.mu.Unlock()
+		nc.Close()
+		return
+	}
 	newSession := c.sessionID != resp.SessionID
 	c.sessionID = resp.SessionID
 	c.passwd = append(c.passwd[:0], resp.Passwd...)

@@ -153,3 +153,45 @@ func TestFakeRemoveWatchesLocalWhileDisconnected(t *testing.T) {
 		t.Errorf("removed event %+v, want state Disconnected", e)
 	}
 }
+
+// TestFakeCloseDuringReconnect: Close called while the client is between
+// servers, with a handshake under way that then succeeds, ends the Conn
+// without serving that connection: the watchers see no SyncConnected after
+// Close (the session ends at once; no closeSession can be sent any more).
+func TestFakeCloseDuringReconnect(t *testing.T) {
+	s := newFakeZK(t, false)
+	release := make(chan struct{})
+	s.handshake = func(n int, req proto.ConnectRequest) (proto.ConnectResponse, bool) {
+		if n == 2 {
+			select { // the reconnection's answer waits for the test
+			case <-release:
+			case <-time.After(fakeWait):
+			}
+		}
+		return grant(req, 0xc105e, false), true
+	}
+	log := newEventLog()
+	c, fc := connectFake(t, s, zk.WithDefaultWatcher(log), zk.WithSessionTimeout(30*time.Second))
+	fc.close()
+	from := log.state(t, 0, zk.StateDisconnected)
+	deadline := time.Now().Add(fakeWait)
+	for s.requests.Load() < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("the client did not try to reconnect")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- c.Close() }()
+	time.Sleep(100 * time.Millisecond) // Close is waiting for the Conn to end
+	close(release)
+	if err := recv(t, closed, "Close"); err != nil {
+		t.Fatalf("Close while disconnected = %v, want nil", err)
+	}
+	log.state(t, from, zk.StateClosed)
+	for _, e := range log.all()[from:] {
+		if e.Type == zk.EventNone && e.State == zk.StateSyncConnected {
+			t.Fatalf("SyncConnected delivered after Close: %+v", log.all())
+		}
+	}
+}
