@@ -17,13 +17,22 @@
 // elections, groups, queues and double barriers (created on first use,
 // with its parents, as persistent znodes with the ACL of WithACL), a single
 // znode for barriers, rendezvous, watchers and caches. Nodes a recipe makes
-// are named so that other recipe values recognise them ("lock-", "read-",
-// "write-", "n_", "member-", "qn-", "pq-<priority>-", each with the
-// sequence number the server appends, and the "_c_<guid>-" prefix of
-// zk.Conn.CreateProtected); other children are ignored. Several recipes of
-// different kinds must not share a directory, except a Lock with the read
-// and write locks (a Lock node excludes like a write node) and a Queue with
-// a PriorityQueue.
+// are named so that other recipe values recognise them ("lock-",
+// "__READ__", "__WRIT__", "latch-", "member-", "qn-", "pq-<priority>-",
+// each with the sequence number the server appends, and, but for queue
+// items, the "_c_<guid>-" prefix of zk.Conn.CreateProtected); other
+// children are ignored. The names, and the order by sequence number
+// whatever comes before it, are Apache Curator's, so that a Lock
+// interoperates with Curator's InterProcessMutex and LeaderSelector, the
+// read and write locks with InterProcessReadWriteLock, Election and
+// LeaderLatch with Curator's LeaderLatch, and a Queue with
+// SimpleDistributedQueue, on the same path; Barrier and DoubleBarrier
+// follow the protocol of Curator's DistributedBarrier and
+// DistributedDoubleBarrier (docs/client.md says which recipes do not
+// interoperate, and why). Several recipes of different kinds must not
+// share a directory, except a Lock with the read and write locks (a Lock
+// node excludes like a write node; Curator's read/write lock does not know
+// it) and a Queue with a PriorityQueue.
 //
 // Recipe values are safe for concurrent use. A lock, an Election or a
 // DoubleBarrier value is one contender: make one per goroutine that
@@ -43,16 +52,17 @@
 //
 // Calls that fail with zk.ErrConnectionLoss are retried (zk.Retry) once
 // the Conn is back. Sequential nodes are created with
-// zk.Conn.CreateProtected, so a create whose answer was lost is found
-// again rather than made twice; a participant's ephemeral node found to
-// exist after a retried create is taken as ours only if this session owns
-// it. Should a lost create still be applied after that look-up (a server
-// may apply a request of a dropped connection late), the twin it makes
-// carries our CreateProtected prefix, and a contender deletes it when it
-// lists the contenders and when it deletes its own node (a release, a
-// loss, a wait given up). A contender's create is not abandoned when its ctx
-// ends: it completes in the background and its node is deleted, so a
-// contender that gave up leaves no node to block the others.
+// zk.Conn.CreateProtected (queue items with a marker node, in a multi), so
+// a create whose answer was lost is found again rather than made twice; a
+// participant's ephemeral node found to exist after a retried create is
+// taken as ours only if this session owns it. Should a lost create still
+// be applied after that look-up (a server may apply a request of a dropped
+// connection late), the twin it makes carries our CreateProtected prefix,
+// and a contender deletes it when it lists the contenders and when it
+// deletes its own node (a release, a loss, a wait given up). A contender's
+// create is not abandoned when its ctx ends: it completes in the background
+// and its node is deleted, so a contender that gave up leaves no node to
+// block the others.
 //
 // Queue consumers delete an item in a multi that also creates an
 // ephemeral claim node of their own: after a connection loss the claim says

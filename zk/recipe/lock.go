@@ -9,11 +9,16 @@ import (
 
 // Node name prefixes. Lock and write-lock nodes exclude everything after
 // them; read-lock nodes exclude only the write and lock nodes after them.
+// They are Apache Curator's, so that Curator's recipes on the same path
+// take part in the same ordering (docs/client.md): InterProcessMutex and
+// LeaderSelector name their nodes "lock-", InterProcessReadWriteLock
+// "__READ__" and "__WRIT__", LeaderLatch "latch-", each after the
+// "_c_<guid>-" prefix of a protected create and before the sequence number.
 const (
 	lockPrefix      = "lock-"
-	readPrefix      = "read-"
-	writePrefix     = "write-"
-	candidatePrefix = "n_"
+	readPrefix      = "__READ__"
+	writePrefix     = "__WRIT__"
+	candidatePrefix = "latch-"
 )
 
 // turn decides, from the contenders in sequence order and the index of ours,
@@ -239,7 +244,7 @@ func (l *Lock) Lost() <-chan struct{} { return l.c.lost() }
 func (l *Lock) Node() string { return l.c.node() }
 
 // NewReadLock returns the read side of a read/write lock on the directory
-// path, as in the ZooKeeper paper: a "read-" node that holds once no write
+// path, as in the ZooKeeper paper: a "__READ__" node that holds once no write
 // (or Lock) node precedes it, and waits for the last such node before it.
 // Readers share the lock with each other.
 func NewReadLock(conn *zk.Conn, path string, opts ...Option) *Lock {
@@ -247,7 +252,7 @@ func NewReadLock(conn *zk.Conn, path string, opts ...Option) *Lock {
 }
 
 // NewWriteLock returns the write side of a read/write lock on the directory
-// path: a "write-" node that holds once it is the lowest, and waits for the
+// path: a "__WRIT__" node that holds once it is the lowest, and waits for the
 // node just before it, whatever its kind.
 func NewWriteLock(conn *zk.Conn, path string, opts ...Option) *Lock {
 	return &Lock{c: newContender(conn, path, writePrefix, []string{lockPrefix, writePrefix, readPrefix}, exclusive, opts)}

@@ -16,6 +16,7 @@ const (
 	itemPrefix  = "qn-"
 	prioPrefix  = "pq-"
 	claimPrefix = "claim-"
+	offerPrefix = "offer-"
 )
 
 // queue is the distributed queue of the ZooKeeper recipes: items are
@@ -79,9 +80,69 @@ func prioName(p int32) string {
 	return fmt.Sprintf("%s%08x-", prioPrefix, uint32(int64(p)+1<<31))
 }
 
+// offer adds an item named name and the sequence number. The item has no
+// CreateProtected prefix: Apache Curator's SimpleDistributedQueue takes
+// only children named "qn-<sequence>". So that a connection loss does not
+// make it offer twice, the item is created in a multi with an ephemeral
+// marker node of its own: after a loss the marker (looked for after a
+// sync, as CreateProtected looks for its prefix) says whether the lost
+// attempt was applied, and an attempt applied late makes the retry fail on
+// the marker rather than add a second item. The marker is deleted once the
+// outcome is known.
 func (q *queue) offer(ctx context.Context, name string, data []byte) error {
-	_, err := create(ctx, q.conn, join(q.dir, name), data, q.opts.acl, zk.ModePersistentSequential)
-	return err
+	marker := join(q.dir, uniqueName(offerPrefix))
+	ops := []zk.Op{
+		&zk.CreateOp{Path: join(q.dir, name), Data: data, ACL: q.opts.acl, Mode: zk.ModePersistentSequential},
+		&zk.CreateOp{Path: marker, ACL: q.opts.acl, Mode: zk.ModeEphemeral},
+	}
+	sent := false // an attempt went out: the marker may exist
+	defer func() {
+		if sent {
+			abandon(ctx, q.conn, marker)
+		}
+	}()
+	lost := false // an attempt's answer was lost
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		sent = true
+		_, err := q.conn.Multi(ctx, ops...)
+		var me *zk.MultiError
+		switch {
+		case err == nil:
+			return nil
+		case lost && errors.Is(err, zk.ErrNodeExists) && errors.As(err, &me) && me.Index == 1:
+			return nil // the marker exists: a lost attempt was applied
+		case errors.Is(err, zk.ErrNoNode):
+			// No directory (our marker, once made, keeps it).
+			if err := ensurePath(ctx, q.conn, q.dir, q.opts.acl); err != nil {
+				return err
+			}
+			continue
+		case !errors.Is(err, zk.ErrConnectionLoss):
+			return err
+		}
+		lost = true
+		var exists bool
+		err = zk.Retry(ctx, func(ctx context.Context) error {
+			if _, err := q.conn.Sync(ctx, q.dir); err != nil {
+				return err
+			}
+			var err error
+			exists, _, err = q.conn.Exists(ctx, marker)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if exists {
+			return nil
+		}
+		if err := pause(ctx, 10*time.Millisecond); err != nil {
+			return err
+		}
+	}
 }
 
 // poll takes the first item, if any. With w it leaves a watch on the
@@ -271,8 +332,10 @@ func NewQueue(conn *zk.Conn, path string, opts ...Option) *Queue {
 	return &Queue{q: queue{conn: conn, dir: cleanPath(path), opts: buildOptions(opts)}}
 }
 
-// Offer appends data to the queue. A connection loss never makes it append
-// twice (the create is protected).
+// Offer appends data to the queue, as a node named "qn-" and a sequence
+// number (the name Apache Curator's SimpleDistributedQueue uses). A
+// connection loss never makes it append twice: a marker node created with
+// the item says whether an attempt whose answer was lost was applied.
 func (q *Queue) Offer(ctx context.Context, data []byte) error {
 	return q.q.offer(ctx, itemPrefix, data)
 }

@@ -2,12 +2,16 @@ package recipe_test
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"net"
+	"regexp"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/paddockhq/paddock/zk"
 	"github.com/paddockhq/paddock/zk/recipe"
 )
 
@@ -17,6 +21,7 @@ func init() {
 		serverTest{"QueueContention", testQueueContention},
 		serverTest{"QueueTakeWaits", testQueueTakeWaits},
 		serverTest{"PriorityQueue", testPriorityQueue},
+		serverTest{"QueueOfferAnswerLost", testQueueOfferAnswerLost},
 	)
 }
 
@@ -207,5 +212,105 @@ func testPriorityQueue(t *testing.T, s *testServer) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("taken %v, want %v", got, want)
+	}
+}
+
+// replyDropper is a connection that, once armed, drops itself at the first
+// read after it has written a request with opcode op: the server has the
+// request, and the client loses its answer.
+type replyDropper struct {
+	net.Conn
+	op uint32
+
+	mu       sync.Mutex
+	armed    bool
+	dropping bool
+	started  bool // the ConnectRequest went first
+	pending  []byte
+}
+
+func (c *replyDropper) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	c.pending = append(c.pending, p...)
+	for len(c.pending) >= 4 {
+		n := int(binary.BigEndian.Uint32(c.pending))
+		if len(c.pending) < 4+n {
+			break
+		}
+		if c.started && c.armed && n >= 8 && binary.BigEndian.Uint32(c.pending[8:12]) == c.op {
+			c.armed, c.dropping = false, true
+		}
+		c.started = true
+		c.pending = c.pending[4+n:]
+	}
+	c.mu.Unlock()
+	return c.Conn.Write(p)
+}
+
+func (c *replyDropper) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.mu.Lock()
+	drop := c.dropping
+	c.mu.Unlock()
+	if drop {
+		c.Conn.Close()
+		return 0, net.ErrClosed
+	}
+	return n, err
+}
+
+func (c *replyDropper) arm() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.armed = true
+}
+
+// testQueueOfferAnswerLost: the answer to each Offer's multi is lost (the
+// connection drops once the request is written), though the server
+// applies it: Offer looks for its marker rather than offer again, and the
+// queue ends with every item once, each a bare "qn-" node, and no marker.
+func testQueueOfferAnswerLost(t *testing.T, s *testServer) {
+	ctx := testCtx(t)
+	var mu sync.Mutex
+	var cur *replyDropper
+	c := connect(t, s.proc.Addr, zk.WithDialer(func(ctx context.Context, n, a string) (net.Conn, error) {
+		nc, err := (&net.Dialer{}).DialContext(ctx, n, a)
+		if err != nil {
+			return nil, err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		cur = &replyDropper{Conn: nc, op: 14} // multi
+		return cur, nil
+	}))
+	checker := connect(t, s.proc.Addr)
+	dir := root(t)
+	q := recipe.NewQueue(c, dir)
+	const n = 10
+	for i := range n {
+		mu.Lock()
+		cur.arm()
+		mu.Unlock()
+		if err := q.Offer(ctx, fmt.Appendf(nil, "%d", i)); err != nil {
+			t.Fatalf("Offer %d: %v", i, err)
+		}
+	}
+	item := regexp.MustCompile(`^qn-\d{10}$`)
+	seen := map[string]int{}
+	for _, ch := range children(t, checker, dir) {
+		if !item.MatchString(ch) {
+			t.Errorf("node %s in the queue is not an item", ch)
+			continue
+		}
+		data, _, err := checker.Get(ctx, dir+"/"+ch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen[string(data)]++
+	}
+	for i := range n {
+		if k := seen[fmt.Sprint(i)]; k != 1 {
+			t.Errorf("item %d is in the queue %d times", i, k)
+		}
 	}
 }
