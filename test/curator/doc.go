@@ -26,6 +26,15 @@
 // Clients that read what another client wrote call sync first, as ZooKeeper
 // requires across servers.
 //
+// TestInterop (interop_test.go, with testdata/interop/) runs Go clients of
+// zk/recipe and Curator clients side by side on the same znodes of one
+// standalone Paddock, the Java program driven line by line from the test:
+// Lock with InterProcessMutex and with LeaderSelector, the read/write locks
+// with InterProcessReadWriteLock, LeaderLatch and Election with LeaderLatch,
+// Barrier with DistributedBarrier, DoubleBarrier with
+// DistributedDoubleBarrier, Queue with SimpleDistributedQueue (docs/client.md,
+// "Recipes and Apache Curator").
+//
 // # Coverage
 //
 // Scenarios, in order (each in its own namespace, on fresh sessions):
