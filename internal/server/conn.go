@@ -577,8 +577,11 @@ type singleWrite struct {
 // and answered, and a write that follows a read is proposed only after the
 // read ran, so the read cannot see it.
 func (c *conn) respond() {
-	defer c.close()
+	// Closed before the queue is drained: a responder that stops on its
+	// own (a proposal refused, a sync that failed) must stop the reader
+	// too, or the reader goes on taking requests nobody answers.
 	defer c.drainItems()
+	defer c.close()
 	var pend []*item // proposed writes not yet answered, in order
 	for {
 		var head <-chan struct{}
@@ -1106,7 +1109,18 @@ func (c *conn) handshake(frame []byte, br *bufio.Reader) bool {
 		return false
 	}
 	c.s.tracker.SetTimeout(c.entry, time.Duration(timeout)*time.Millisecond, time.Now())
+	if c.s.beforeAttach != nil {
+		c.s.beforeAttach(c.sessionID)
+	}
 	c.s.attach(c)
+	if c.s.tracker.Get(c.sessionID) != c.entry {
+		// Closed (expired) since it was looked up: its close found no
+		// connection of the session to close, and would otherwise leave
+		// this one serving a session that no longer exists. A close
+		// after this look finds the connection attached and closes it.
+		c.log.Info("closing connection: the session closed during the handshake", "session", fmt.Sprintf("0x%x", c.sessionID))
+		return false
+	}
 	c.countSent() // before the client can see it, as a queued reply is
 	c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.HandshakeTimeout))
 	if _, err := c.nc.Write(proto.AppendRecordFrame(nil, &resp)); err != nil {
@@ -1163,10 +1177,14 @@ func (c *conn) responderDone() { c.respOnce.Do(func() { close(c.respDone) }) }
 func (s *Server) settle(session int64, old *conn) bool {
 	t := time.NewTimer(s.cfg.HandshakeTimeout)
 	defer t.Stop()
+	// The server's close ends the wait too: it fails the last write only
+	// once every connection has ended, this one among them.
 	if old != nil {
 		select {
 		case <-old.respDone:
 		case <-t.C:
+			return false
+		case <-s.ctx.Done():
 			return false
 		}
 	}
@@ -1177,6 +1195,8 @@ func (s *Server) settle(session int64, old *conn) bool {
 		select {
 		case <-last.done:
 		case <-t.C:
+		case <-s.ctx.Done():
+			return false
 		}
 	}
 	return true

@@ -332,6 +332,10 @@ func clientStreamSeeds(f *testing.F) []clientStreamSeed {
 		{0, proto.OpSync, &proto.SyncRequest{Path: "/f"}},
 		{proto.XidPing, proto.OpPing, nil},
 		{0, proto.OpDelete, &proto.DeleteRequest{Path: "/f/e", Version: -1}},
+		{0, proto.OpDeleteContainer, &proto.DeleteContainerRequest{Path: "/c"}},
+		{0, proto.OpReconfig, nil},
+		{0, proto.OpSASL, nil},
+		{0, proto.OpCreateSession, nil},
 		{0, proto.OpCheck, &proto.CheckVersionRequest{Path: "/f", Version: 1}},
 		{0, proto.OpCloseSession, nil},
 	}
@@ -349,6 +353,11 @@ func clientStreamSeeds(f *testing.F) []clientStreamSeed {
 		all = frame(all, i, r)
 	}
 	seeds = append(seeds, clientStreamSeed{true, all})
+	// Requests that end the connection (OpCheck above among them): not
+	// valid as a request, or an opcode nobody knows.
+	for _, op := range []proto.OpCode{proto.OpError, proto.OpNotification, 999} {
+		seeds = append(seeds, clientStreamSeed{true, proto.AppendRequestFrame(nil, 1, op, nil)})
+	}
 	super := proto.AppendRequestFrame(appendSuperAuth(nil), 1, proto.OpSetACL, &proto.SetACLRequest{Path: "/", ACL: open, Version: -1})
 	seeds = append(seeds, clientStreamSeed{true, super})
 	// The super user takes every permission but ADMIN away from "/": the
@@ -362,6 +371,12 @@ func clientStreamSeeds(f *testing.F) []clientStreamSeed {
 	seeds = append(seeds, clientStreamSeed{false, append(hs, all...)})
 	seeds = append(seeds, clientStreamSeed{false, proto.AppendRecordFrame(nil,
 		&proto.ConnectRequest{LastZxidSeen: 1 << 40, TimeOut: 4000, SessionID: 0x1234, Passwd: make([]byte, 16)})})
+	// An old client's handshake, without the readOnly byte, and a
+	// read-only client's.
+	seeds = append(seeds, clientStreamSeed{false, append(proto.AppendRecordFrame(nil,
+		&proto.ConnectRequest{TimeOut: 4000, Passwd: make([]byte, 16), OmitReadOnly: true}), all...)})
+	seeds = append(seeds, clientStreamSeed{false, proto.AppendRecordFrame(nil,
+		&proto.ConnectRequest{TimeOut: 4000, Passwd: make([]byte, 16), ReadOnly: true})})
 	java, err := filepath.Glob(filepath.Join("..", "proto", "testdata", "java_*.bin"))
 	if err != nil || len(java) == 0 {
 		f.Fatalf("no Java client frames in ../proto/testdata: %v", err)
@@ -380,8 +395,10 @@ func clientStreamSeeds(f *testing.F) []clientStreamSeed {
 		javaStream = append(javaStream, b...)
 	}
 	seeds = append(seeds, clientStreamSeed{false, javaStream})
-	for _, w := range []string{"ruok", "stat", "srvr", "mntr", "cons", "wchc", "wchp", "dump", "conf", "envi", "crst", "srst", "dirs", "isro", "wchs"} {
+	for _, w := range []string{"ruok", "stat", "srvr", "mntr", "cons", "wchc", "wchp", "dump", "conf", "envi", "crst", "srst", "dirs", "isro", "wchs", "gtmk", "hash"} {
 		seeds = append(seeds, clientStreamSeed{false, []byte(w)})
 	}
+	// stmk reads an 8-byte mask after the word.
+	seeds = append(seeds, clientStreamSeed{false, []byte("stmk\x00\x00\x00\x00\x00\x00\x01\x32")})
 	return seeds
 }

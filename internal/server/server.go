@@ -45,6 +45,9 @@ type Server struct {
 	// the way: registered as waiting, never handed to raft, as a
 	// proposal forwarded to a leader that never got it.
 	loseProposal func(*fsm.Entry) bool
+	// beforeAttach, if set (by tests), runs in a handshake just before
+	// the connection is attached to its session.
+	beforeAttach func(session int64)
 
 	// mu serialises apply with reads of the state machine.
 	mu      sync.RWMutex
@@ -482,8 +485,26 @@ func (m *machine) Apply(index, term uint64, data []byte) {
 		if res.Err != proto.ErrSessionMoved { // a refused close leaves the session open
 			s.tracker.Remove(res.Session)
 		}
+	case fsm.EntryMoveSession:
+		// A client resumed the session (on some member): it is alive. The
+		// leader learns it here, as ZooKeeper's leader does when a
+		// learner revalidates a session; the member the client left
+		// reported its activity last, maybe most of a timeout ago, and
+		// the client's first request may come a third of a timeout later.
+		if e := s.tracker.Get(res.Session); e != nil && res.Err == proto.ErrOK {
+			s.tracker.Touch(e, time.Now())
+		}
+	}
+	// A session moved to another member: its client has left this one.
+	movedAway := false
+	if res.Type == fsm.EntryMoveSession && res.Err == proto.ErrOK {
+		ss := s.fsm.Session(res.Session)
+		movedAway = ss != nil && ss.Owner != s.origin()
 	}
 	s.mu.Unlock()
+	if movedAway {
+		s.sessionMovedAway(res.Session)
+	}
 	if c != nil && c.conn != nil && c.conn.watched.Load() && res.Err != proto.ErrSessionMoved &&
 		res.Err != proto.ErrConnectionLoss && c.conn.answered.Load() == c.seq-1 {
 		// The reply goes out after this entry's events and before the
@@ -628,6 +649,23 @@ func (s *Server) sessionClosed(id int64) {
 	c := s.bySession[id]
 	s.connMu.Unlock()
 	if c != nil && !c.closeRequested.Load() {
+		c.close()
+	}
+}
+
+// sessionMovedAway closes this member's connection of a session that moved
+// to another member. Its client went there and will not come back on it;
+// left open (half open, if the client could not reach this member to close
+// it), it would hold the session's watches and a maxClientCnxns place for
+// as long as the session lives on elsewhere, where its client keeps it
+// alive. A connection of the session that attaches here later moves the
+// session back first (Server.moveSession), after this move in the log.
+func (s *Server) sessionMovedAway(id int64) {
+	s.connMu.Lock()
+	c := s.bySession[id]
+	s.connMu.Unlock()
+	if c != nil {
+		c.log.Info("closing connection: the session has moved to another member", "session", fmt.Sprintf("0x%x", id))
 		c.close()
 	}
 }
