@@ -88,7 +88,10 @@ func prioName(p int32) string {
 // sync, as CreateProtected looks for its prefix) says whether the lost
 // attempt was applied, and an attempt applied late makes the retry fail on
 // the marker rather than add a second item. The marker is deleted once the
-// outcome is known.
+// outcome is known, unless an attempt's answer was lost: that attempt may
+// still be applied, after the outcome is known, and only the marker makes
+// it fail, so the marker then stays until the session ends (consumers
+// ignore it).
 func (q *queue) offer(ctx context.Context, name string, data []byte) error {
 	marker := join(q.dir, uniqueName(offerPrefix))
 	ops := []zk.Op{
@@ -96,12 +99,12 @@ func (q *queue) offer(ctx context.Context, name string, data []byte) error {
 		&zk.CreateOp{Path: marker, ACL: q.opts.acl, Mode: zk.ModeEphemeral},
 	}
 	sent := false // an attempt went out: the marker may exist
+	lost := false // an attempt's answer was lost: it may yet be applied
 	defer func() {
-		if sent {
+		if sent && !lost {
 			abandon(ctx, q.conn, marker)
 		}
 	}()
-	lost := false // an attempt's answer was lost
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -335,7 +338,9 @@ func NewQueue(conn *zk.Conn, path string, opts ...Option) *Queue {
 // Offer appends data to the queue, as a node named "qn-" and a sequence
 // number (the name Apache Curator's SimpleDistributedQueue uses). A
 // connection loss never makes it append twice: a marker node created with
-// the item says whether an attempt whose answer was lost was applied.
+// the item says whether an attempt whose answer was lost was applied, and
+// stays, after such a loss, until the session ends, so that the lost
+// attempt, should a server apply it later still, fails.
 func (q *Queue) Offer(ctx context.Context, data []byte) error {
 	return q.q.offer(ctx, itemPrefix, data)
 }

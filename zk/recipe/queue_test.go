@@ -268,7 +268,9 @@ func (c *replyDropper) arm() {
 // testQueueOfferAnswerLost: the answer to each Offer's multi is lost (the
 // connection drops once the request is written), though the server
 // applies it: Offer looks for its marker rather than offer again, and the
-// queue ends with every item once, each a bare "qn-" node, and no marker.
+// queue ends with every item once, each a bare "qn-" node. The markers
+// stay while the session lives (the lost attempts could still be applied:
+// testOfferLateAttemptAfterRetry), and go with it.
 func testQueueOfferAnswerLost(t *testing.T, s *testServer) {
 	ctx := testCtx(t)
 	var mu sync.Mutex
@@ -295,6 +297,10 @@ func testQueueOfferAnswerLost(t *testing.T, s *testServer) {
 			t.Fatalf("Offer %d: %v", i, err)
 		}
 	}
+	if got, err := q.Len(ctx); err != nil || got != n {
+		t.Errorf("Len = %d, %v; want %d", got, err, n)
+	}
+	c.Close()
 	item := regexp.MustCompile(`^qn-\d{10}$`)
 	seen := map[string]int{}
 	for _, ch := range children(t, checker, dir) {
