@@ -120,7 +120,7 @@ func NewSet(opts Options) (*Set, error) {
 		sessionsExpired: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "stale_sessions_expired", Help: "Sessions this member expired (the leader, or a standalone server)."}),
 		looking: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "looking_count", Help: "Times this ensemble member lost its leader and looked for one."}),
+			Name: "looking_count", Help: "Times this ensemble member looked for a leader: at start, then each time it lost its leader."}),
 	}
 	if err := s.buildOps(opts.Ops); err != nil {
 		return nil, err

@@ -65,7 +65,10 @@ func (s *Server) initMetrics(rc *raftnode.Config) error {
 	rc.OnWALSync = set.ObserveFsync
 	rc.OnSnapshot = set.ObserveSnapshot
 	if !s.cfg.Standalone() {
+		// A member starts without a leader, looking for one: ZooKeeper's
+		// QuorumPeer starts in LOOKING and counts it in looking_count.
 		m.lookingSince.Store(time.Now().UnixNano())
+		set.Looking()
 	}
 	s.metrics = m
 	return nil
