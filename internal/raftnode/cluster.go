@@ -10,6 +10,7 @@ import (
 
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
+	"go.etcd.io/raft/v3/tracker"
 
 	"github.com/paddockhq/paddock/internal/storage"
 	"github.com/paddockhq/paddock/internal/transport"
@@ -315,15 +316,37 @@ type PeerProgress struct {
 	IsLearner bool   // a learner (observer): replicates, does not vote
 }
 
+// recentlyActive returns the members a leader has heard from since its
+// last quorum check (raft's RecentActive), nil when it does not lead.
+func (n *Node) recentlyActive() map[uint64]bool {
+	if n.rn.BasicStatus().RaftState != raft.StateLeader {
+		return nil
+	}
+	active := make(map[uint64]bool)
+	n.rn.WithProgress(func(id uint64, _ raft.ProgressType, p tracker.Progress) {
+		if p.RecentActive {
+			active[id] = true
+		}
+	})
+	return active
+}
+
 // updateProgress copies the leader's replication progress into the status
-// (on ticks: raft's Status allocates).
-func (n *Node) updateProgress() {
+// (on ticks: raft's Status allocates). A member counts as active if raft has heard from it since its last
+// quorum check or was active before it (wasActive, taken before the tick
+// that may have run one): with CheckQuorum the leader forgets every
+// member's activity once an election timeout, in Tick, and relearns it
+// from their next answers, so without wasActive every member would show
+// inactive for a tick each election timeout (mntr's zk_synced_followers
+// and zk_learners dropping to 0 on a healthy ensemble).
+func (n *Node) updateProgress(wasActive map[uint64]bool) {
 	var prog map[uint64]PeerProgress
 	st := n.rn.Status()
 	if st.RaftState == raft.StateLeader {
 		prog = make(map[uint64]PeerProgress, len(st.Progress))
 		for id, p := range st.Progress {
-			prog[id] = PeerProgress{Match: p.Match, Next: p.Next, State: p.State.String(), Active: p.RecentActive, IsLearner: p.IsLearner}
+			prog[id] = PeerProgress{Match: p.Match, Next: p.Next, State: p.State.String(),
+				Active: p.RecentActive || wasActive[id], IsLearner: p.IsLearner}
 		}
 	}
 	voters := append([]uint64(nil), n.confState.Voters...)

@@ -27,8 +27,9 @@ func (n *Node) run() {
 		if !n.rn.HasReady() {
 			select {
 			case <-ticker.C:
+				active := n.recentlyActive()
 				n.rn.Tick()
-				n.updateProgress()
+				n.updateProgress(active)
 				n.watchLeader()
 			case p := <-n.propc:
 				n.queueProposal(p)
