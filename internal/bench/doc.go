@@ -20,13 +20,17 @@
 // Everything a run creates lives under a root of its own, /bench-<random>
 // (under the connect string's chroot, if any), made before the sessions
 // start and deleted at the end with batched multi deletes; cleanup errors
-// are counted in the Result, not returned. The populate workload keeps its
+// are counted in the Result, not returned (when the admin session expired
+// meanwhile, the cleanup is done again from a new one). The populate workload keeps its
 // tree unless Config.Keep says otherwise, so that memory and restart times
 // can be measured afterwards.
 //
 // Cancelling the context passed to Run stops issuing calls: the calls in
 // flight complete, the sessions close, the root is deleted, and Run returns
 // the result of what was measured so far together with the context's error.
+// A load that stops on its own before the window's end (every session over,
+// a failed watch-fanout round) fails the run: no Result, an error wrapping
+// errEndedEarly.
 //
 // Server CPU and memory are read from /proc for the processes named in
 // Config.ServerPIDs (Linux only): user+system CPU time over the measured

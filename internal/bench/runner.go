@@ -142,6 +142,12 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 	if err != nil || !r.cfg.Keep {
 		res.Kept = false
 		res.CleanupErrors = r.cleanup(admin)
+		if res.CleanupErrors > 0 && admin.State() == zk.StateExpired {
+			// A stall longer than the session timeout expires the admin
+			// session with the others: the server may well be there, so
+			// delete the root from a new session rather than leave it.
+			res.CleanupErrors = r.cleanupAgain()
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w (cleanup errors: %d)", err, res.CleanupErrors)
@@ -151,6 +157,18 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 		return res, fmt.Errorf("bench: interrupted: %w", context.Cause(ctx))
 	}
 	return res, nil
+}
+
+// cleanupAgain runs cleanup on a new admin session (connected even after
+// an interrupt: the calls' context) and returns the number of cleanup calls
+// that failed, 1 if it could not connect.
+func (r *runner) cleanupAgain() int64 {
+	admin, err := r.connect(r.callCtx, zk.WithMaxBufferSize(adminMaxBuffer))
+	if err != nil {
+		return 1
+	}
+	defer admin.Close()
+	return r.cleanup(admin)
 }
 
 // load opens the sessions, runs the warm-up and the measured window, closes
@@ -309,10 +327,36 @@ func (r *runner) measure(ctx context.Context, sessions []*session, fan *fanout) 
 		case <-allDone:
 		}
 	}
+	if err == nil {
+		err = r.endedEarly(ctx, allDone)
+	}
 	r.phase.Store(phaseStop)
 	close(r.stopCh)
 	<-allDone
 	return errors.Join(err, r.endWindow())
+}
+
+// errEndedEarly fails a run whose load stopped on its own before the
+// measured window's end.
+var errEndedEarly = errors.New("the load stopped before the end of the measured window")
+
+// endedEarly returns an error when every loop has stopped on its own while
+// the window was still to run: every session ended (expired, say), or a
+// watch-fanout round failed. The figures would then cover a shorter window
+// than the one asked for, and look like a good run's. An open loop never
+// stops on its own; an interrupt is not this.
+func (r *runner) endedEarly(ctx context.Context, allDone <-chan struct{}) error {
+	select {
+	case <-allDone:
+	default:
+		return nil
+	}
+	if ctx.Err() != nil || r.cfg.Rate > 0 || (r.opsMode && r.tickets.Load() <= 0) {
+		return nil
+	}
+	return fmt.Errorf("%w: %v after its start, every session had ended or failed (errors: %d measured, %d in the warm-up)",
+		errEndedEarly, (time.Since(r.t0) - time.Duration(r.measureStart.Load())).Round(time.Millisecond),
+		r.errs.Load(), r.warmupErrs.Load())
 }
 
 // beginWindow samples the servers' CPU and starts the measured window.
