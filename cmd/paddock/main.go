@@ -48,6 +48,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.SetArgs(goStyleArgs(root, args))
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	// Added here, after SetOut: cobra's completion command keeps the
+	// writer it finds when it is made.
+	root.InitDefaultCompletionCmd()
+	rejectUnknownSubcommands(root)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK
@@ -63,6 +67,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// Errors cobra raises itself: unknown commands, flags, arguments.
 	fmt.Fprintln(stderr, "Run 'paddock --help' for usage.")
 	return exitUsage
+}
+
+// rejectUnknownSubcommands makes each command below cmd that only groups
+// subcommands ("paddock data", "paddock completion") refuse an unknown one
+// as a usage error, as the root does: cobra would print the group's help
+// and exit 0, so "paddock data verfy DIR" would look like a success. Alone,
+// the group still prints its help.
+func rejectUnknownSubcommands(cmd *cobra.Command) {
+	for _, sub := range cmd.Commands() {
+		rejectUnknownSubcommands(sub)
+	}
+	if !cmd.HasParent() || !cmd.HasSubCommands() || cmd.Runnable() {
+		return
+	}
+	cmd.Args = cobra.NoArgs // "unknown command "x" for "paddock data""
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
 }
 
 // newRootCmd builds the command tree.

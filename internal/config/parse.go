@@ -114,7 +114,12 @@ func readMyID(cfg *Config) error {
 	if err != nil {
 		return fmt.Errorf("config: myid: reading %s: %w", path, err)
 	}
+	// ZooKeeper parses the first line only (readLine); surrounding
+	// whitespace, which it refuses, is forgiven.
 	text := strings.TrimSpace(string(data))
+	if i := strings.IndexAny(text, "\r\n"); i >= 0 {
+		text = strings.TrimSpace(text[:i])
+	}
 	id, err := strconv.ParseInt(text, 10, 64)
 	if err != nil {
 		return &KeyError{Key: "myid", Value: text, Where: path, Reason: "is not a number"}
@@ -188,7 +193,12 @@ func (b *builder) readFile(r io.Reader) error {
 		}
 		return fmt.Errorf("config: %s: %w", name, err)
 	}
-	for _, p := range props {
+	replaced := replacedProps(props)
+	for i, p := range props {
+		if replaced[i] {
+			b.seen[canonicalKey(strings.TrimSpace(p.key))] = b.where(p.line)
+			continue
+		}
 		if err := b.apply(p.key, p.value, b.where(p.line), true); err != nil {
 			return err
 		}
@@ -197,6 +207,22 @@ func (b *builder) readFile(r io.Reader) error {
 		b.cfg.ClientPortAddress = ""
 	}
 	return nil
+}
+
+// replacedProps reports, for each of props, whether its key is repeated
+// later. java.util.Properties keeps only the last value of a key, so
+// ZooKeeper never sees a replaced one, not even to refuse it; apply still
+// warns at the last one that it replaces the earlier.
+func replacedProps(props []property) []bool {
+	last := make(map[string]int, len(props))
+	for i, p := range props {
+		last[p.key] = i
+	}
+	replaced := make([]bool, len(props))
+	for i, p := range props {
+		replaced[i] = last[p.key] != i
+	}
+	return replaced
 }
 
 // finish applies the overrides and derives the values left unset.
@@ -341,6 +367,13 @@ func (b *builder) set(key, value, where string, fromFile bool) (bool, error) {
 		b.clientPortSet = true
 	case "clientPortAddress":
 		c.ClientPortAddress = strings.TrimSuffix(strings.TrimPrefix(value, "["), "]")
+		if fromFile && value == "" {
+			// ZooKeeper resolves it with InetAddress.getByName, which
+			// maps "" to the loopback address: it listens on 127.0.0.1
+			// only, not on every interface. (The --address "" flag
+			// means every interface.)
+			c.ClientPortAddress = "127.0.0.1"
+		}
 		b.fileAddress = b.fileAddress || fromFile
 		b.addressSet = true
 	case "minSessionTimeout":
@@ -540,8 +573,13 @@ func (b *builder) readDynamicFile() error {
 	}
 	b.inDynamic = true
 	defer func() { b.inDynamic = false }()
-	for _, p := range props {
+	replaced := replacedProps(props)
+	for i, p := range props {
 		key, where := strings.TrimSpace(p.key), path+":"+strconv.Itoa(p.line)
+		if replaced[i] && isQuorumKey(key) {
+			b.seen[canonicalKey(key)] = where
+			continue
+		}
 		switch {
 		case key == "version":
 			return &KeyError{Key: key, Value: strings.TrimSpace(p.value), Where: where,

@@ -63,11 +63,13 @@ func parseServerID(key string) (int64, error) {
 // parseServer parses the value of a server.N line.
 func parseServer(id int64, value string) (Server, error) {
 	srv := Server{ID: id}
-	serverPart, clientPart, hasClient := strings.Cut(value, ";")
-	if strings.Contains(clientPart, ";") {
+	serverClient := javaSplit(value, ";")
+	if len(serverClient) == 0 || len(serverClient) > 2 {
 		return Server{}, fmt.Errorf("does not have the form %s", serverForm)
 	}
+	serverPart, clientPart, hasClient := serverClient[0], "", len(serverClient) == 2
 	if hasClient {
+		clientPart = serverClient[1]
 		parts, err := splitHostPorts(clientPart)
 		if err != nil || len(parts) > 2 || len(parts) == 0 {
 			return Server{}, fmt.Errorf("client address %q is not [host:]port", clientPart)
@@ -82,7 +84,11 @@ func parseServer(id int64, value string) (Server, error) {
 		}
 		srv.ClientPort = port
 	}
-	for i, addr := range strings.Split(serverPart, "|") {
+	addrs := javaSplit(serverPart, "|")
+	if len(addrs) == 0 {
+		return Server{}, fmt.Errorf("does not have the form %s", serverForm)
+	}
+	for i, addr := range addrs {
 		parts, err := splitHostPorts(addr)
 		if err != nil || len(parts) < 3 || len(parts) > 4 {
 			return Server{}, fmt.Errorf("address %q does not have the form %s", addr, serverForm)
@@ -131,9 +137,9 @@ func splitHostPorts(s string) ([]string, error) {
 		if rest[0] != ':' {
 			return nil, fmt.Errorf("%q has no ':' after ']'", s)
 		}
-		parts = append([]string{s[1:end]}, strings.Split(rest[1:], ":")...)
+		parts = append([]string{s[1:end]}, javaSplit(rest[1:], ":")...)
 	} else {
-		parts = strings.Split(s, ":")
+		parts = javaSplit(s, ":")
 	}
 	for _, p := range parts {
 		if p == "" {
@@ -141,6 +147,17 @@ func splitHostPorts(s string) ([]string, error) {
 		}
 	}
 	return parts, nil
+}
+
+// javaSplit splits s at sep and drops the empty fields at the end, as
+// Java's String.split does, which is how ZooKeeper splits a server.N value:
+// it accepts "host:2888:3888;" (no client address) and a trailing ':'.
+func javaSplit(s, sep string) []string {
+	parts := strings.Split(s, sep)
+	for len(parts) > 0 && parts[len(parts)-1] == "" {
+		parts = parts[:len(parts)-1]
+	}
+	return parts
 }
 
 // validate checks ports and ids of one server line.
