@@ -70,8 +70,8 @@ type configT = config.Config
 
 func dial(t testing.TB, addr string) *rawClient { return redial(t, addr, 0, make([]byte, 16)) }
 
-// redial connects and reattaches to session id with passwd (0 opens a new one).
-func redial(t testing.TB, addr string, id int64, passwd []byte) *rawClient {
+// dialTimeout is redial asking for a session timeout of ms milliseconds.
+func dialTimeout(t testing.TB, addr string, id int64, passwd []byte, ms int32) *rawClient {
 	t.Helper()
 	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
@@ -79,8 +79,15 @@ func redial(t testing.TB, addr string, id int64, passwd []byte) *rawClient {
 	}
 	t.Cleanup(func() { nc.Close() })
 	c := &rawClient{t: t, nc: nc, br: bufio.NewReader(nc)}
-	c.handshake(&proto.ConnectRequest{TimeOut: 10000, SessionID: id, Passwd: passwd})
+	c.handshake(&proto.ConnectRequest{TimeOut: ms, SessionID: id, Passwd: passwd})
 	return c
+}
+
+// redial connects and reattaches to session id with passwd (0 opens a new
+// one), asking for a 10 s timeout.
+func redial(t testing.TB, addr string, id int64, passwd []byte) *rawClient {
+	t.Helper()
+	return dialTimeout(t, addr, id, passwd, 10000)
 }
 
 func (c *rawClient) handshake(req *proto.ConnectRequest) *proto.ConnectResponse {

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bufio"
 	"errors"
 	"io"
 	"log/slog"
@@ -118,17 +117,4 @@ func TestSessionMoveKeepsSessionAlive(t *testing.T) {
 		leader.mu.RUnlock()
 		t.Fatalf("ping %v after the session went idle, resumed meanwhile: %v (session open: %v)", time.Since(idle), err, open)
 	}
-}
-
-// dialTimeout is redial asking for a session timeout of ms milliseconds.
-func dialTimeout(t testing.TB, addr string, id int64, passwd []byte, ms int32) *rawClient {
-	t.Helper()
-	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { nc.Close() })
-	c := &rawClient{t: t, nc: nc, br: bufio.NewReader(nc)}
-	c.handshake(&proto.ConnectRequest{TimeOut: ms, SessionID: id, Passwd: passwd})
-	return c
 }

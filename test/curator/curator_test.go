@@ -83,7 +83,7 @@ func TestCurator(t *testing.T) {
 		t.Skip("the Curator session starts five servers and takes about a minute; skipped with -short")
 	}
 	java, javac := jdk(t)
-	classes := compile(t, javac)
+	classes := compile(t, javac, "testdata")
 	transcripts := map[string]string{}
 	for _, tg := range targets() {
 		t.Run(tg.name, func(t *testing.T) {
@@ -140,27 +140,27 @@ func classpathString(extra ...string) string {
 	return strings.Join(parts, string(os.PathListSeparator))
 }
 
-// compile compiles testdata/*.java into a temporary directory and returns
-// it.
-func compile(t *testing.T, javac string) string {
+// compile compiles the Java files of dir (testdata for TestCurator's
+// program, testdata/interop for TestInterop's) into a temporary directory
+// and returns it.
+func compile(t *testing.T, javac, dir string) string {
 	t.Helper()
-	srcs, err := filepath.Glob(filepath.Join("testdata", "*.java"))
+	srcs, err := filepath.Glob(filepath.Join(dir, "*.java"))
 	if err != nil || len(srcs) == 0 {
-		t.Fatalf("no Java sources in testdata: %v", err)
+		t.Fatalf("no Java sources in %s: %v", dir, err)
 	}
-	dir := t.TempDir()
+	out := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	args := append([]string{"-Xlint:all,-path", "-encoding", "UTF-8", "-d", dir, "-cp", classpathString()}, srcs...)
-	cmd := exec.CommandContext(ctx, javac, args...)
+	args := append([]string{"-Xlint:all,-path", "-encoding", "UTF-8", "-d", out, "-cp", classpathString()}, srcs...)
 	start := time.Now()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("javac %s: %v\n%s", strings.Join(srcs, " "), err, out)
-	} else if len(out) > 0 {
-		t.Logf("javac:\n%s", out)
+	if msg, err := exec.CommandContext(ctx, javac, args...).CombinedOutput(); err != nil {
+		t.Fatalf("javac %s: %v\n%s", strings.Join(srcs, " "), err, msg)
+	} else if len(msg) > 0 {
+		t.Logf("javac:\n%s", msg)
 	}
 	t.Logf("compiled %d Java files in %v", len(srcs), time.Since(start).Round(time.Millisecond))
-	return dir
+	return out
 }
 
 // result is what one run of the session printed.

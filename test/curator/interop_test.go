@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -45,7 +46,7 @@ func TestInterop(t *testing.T) {
 		t.Skip("the interop scenarios start a JVM each and take about 20 s; skipped with -short")
 	}
 	java, javac := jdk(t)
-	classes := compileInterop(t, javac)
+	classes := compile(t, javac, filepath.Join("testdata", "interop"))
 	addr := zktest.StartPaddock(t, zktest.PaddockOptions{}).Addr
 	for _, sc := range []struct {
 		name string

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,28 +23,6 @@ const (
 	peerTimeout  = peerDeadline + 15*time.Second
 	lineTimeout  = 45 * time.Second
 )
-
-// compileInterop compiles testdata/interop/*.java (TestInterop's Java
-// side, apart from TestCurator's program) into a temporary directory.
-func compileInterop(t *testing.T, javac string) string {
-	t.Helper()
-	srcs, err := filepath.Glob(filepath.Join("testdata", "interop", "*.java"))
-	if err != nil || len(srcs) == 0 {
-		t.Fatalf("no Java sources in testdata/interop: %v", err)
-	}
-	dir := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	args := append([]string{"-Xlint:all,-path", "-encoding", "UTF-8", "-d", dir, "-cp", classpathString()}, srcs...)
-	start := time.Now()
-	if out, err := exec.CommandContext(ctx, javac, args...).CombinedOutput(); err != nil {
-		t.Fatalf("javac %s: %v\n%s", strings.Join(srcs, " "), err, out)
-	} else if len(out) > 0 {
-		t.Logf("javac:\n%s", out)
-	}
-	t.Logf("compiled %d Java files in %v", len(srcs), time.Since(start).Round(time.Millisecond))
-	return dir
-}
 
 // syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
 type syncBuffer struct {

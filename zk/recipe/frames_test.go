@@ -1,10 +1,41 @@
 package recipe_test
 
 import (
+	"context"
 	"encoding/binary"
 	"net"
 	"sync"
+
+	"github.com/paddockhq/paddock/zk"
 )
+
+// lastConn is a dialer that wraps each connection it makes and keeps the
+// latest wrapper, for a test to arm between calls.
+type lastConn[T net.Conn] struct {
+	mu  sync.Mutex
+	cur T
+}
+
+// option dials through wrap.
+func (l *lastConn[T]) option(wrap func(net.Conn) T) zk.Option {
+	return zk.WithDialer(func(ctx context.Context, network, addr string) (net.Conn, error) {
+		nc, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.cur = wrap(nc)
+		return l.cur, nil
+	})
+}
+
+// with runs f on the latest connection, which no dial replaces meanwhile.
+func (l *lastConn[T]) with(f func(T)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	f(l.cur)
+}
 
 // filterConn passes what the client writes on to the server frame by
 // frame. Each request frame (every frame after the ConnectRequest, which

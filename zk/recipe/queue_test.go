@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paddockhq/paddock/zk"
 	"github.com/paddockhq/paddock/zk/recipe"
 )
 
@@ -273,26 +272,16 @@ func (c *replyDropper) arm() {
 // testOfferLateAttemptAfterRetry), and go with it.
 func testQueueOfferAnswerLost(t *testing.T, s *testServer) {
 	ctx := testCtx(t)
-	var mu sync.Mutex
-	var cur *replyDropper
-	c := connect(t, s.proc.Addr, zk.WithDialer(func(ctx context.Context, n, a string) (net.Conn, error) {
-		nc, err := (&net.Dialer{}).DialContext(ctx, n, a)
-		if err != nil {
-			return nil, err
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		cur = &replyDropper{Conn: nc, op: 14} // multi
-		return cur, nil
+	var last lastConn[*replyDropper]
+	c := connect(t, s.proc.Addr, last.option(func(nc net.Conn) *replyDropper {
+		return &replyDropper{Conn: nc, op: 14} // multi
 	}))
 	checker := connect(t, s.proc.Addr)
 	dir := root(t)
 	q := recipe.NewQueue(c, dir)
 	const n = 10
 	for i := range n {
-		mu.Lock()
-		cur.arm()
-		mu.Unlock()
+		last.with((*replyDropper).arm)
 		if err := q.Offer(ctx, fmt.Appendf(nil, "%d", i)); err != nil {
 			t.Fatalf("Offer %d: %v", i, err)
 		}

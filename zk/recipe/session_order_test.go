@@ -1,7 +1,6 @@
 package recipe_test
 
 import (
-	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -67,24 +66,15 @@ func (c *cutAfterOp) Write(p []byte) (int, error) {
 func init() {
 	addServerTests(serverTest{"LateApply", func(t *testing.T, s *testServer) {
 		ctx := testCtx(t)
-		var mu sync.Mutex
-		var cur *cutAfterOp
-		c := connect(t, s.proc.Addr, zk.WithDialer(func(ctx context.Context, n, a string) (net.Conn, error) {
-			nc, err := (&net.Dialer{}).DialContext(ctx, n, a)
-			if err != nil {
-				return nil, err
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			cur = &cutAfterOp{Conn: nc, op: 1}
-			return cur, nil
+		var last lastConn[*cutAfterOp]
+		c := connect(t, s.proc.Addr, last.option(func(nc net.Conn) *cutAfterOp {
+			return &cutAfterOp{Conn: nc, op: 1}
 		}))
 		misses, late := 0, 0
 		for i := range 30 {
 			p := fmt.Sprintf("%s-%d", root(t), i)
-			mu.Lock()
-			cc := cur
-			mu.Unlock()
+			var cc *cutAfterOp
+			last.with(func(c *cutAfterOp) { cc = c })
 			cc.mu.Lock()
 			cc.armed = true
 			cc.mu.Unlock()
