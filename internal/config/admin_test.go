@@ -26,7 +26,7 @@ func TestParseAdminKeys(t *testing.T) {
 		{"zookeeper.admin.enableServer=true", func(c *Config) any { return c.AdminEnabled }, true},
 		{"admin.serverAddress=0.0.0.0", func(c *Config) any { return c.AdminAddress }, "0.0.0.0"},
 		{"admin.serverAddress=[::1]", func(c *Config) any { return c.AdminAddress }, "::1"},
-		{"admin.serverAddress=", func(c *Config) any { return c.AdminAddress }, ""},
+		{"admin.serverAddress=", func(c *Config) any { return c.AdminAddress }, "127.0.0.1"}, // loopback, as ZooKeeper's Jetty binds ""
 		{"admin.serverAddress=admin.example.com", func(c *Config) any { return c.AdminAddress }, "admin.example.com"},
 		{"admin.serverPort=9090", func(c *Config) any { return c.AdminPort }, 9090},
 		{"admin.serverPort=0", func(c *Config) any { return c.AdminPort }, 0},

@@ -185,7 +185,9 @@ type Config struct {
 	// Default false, unlike ZooKeeper's true: see docs/admin.md.
 	AdminEnabled bool
 	// AdminAddress is the admin server's host (admin.serverAddress); ""
-	// means all interfaces. Default "127.0.0.1" (ZooKeeper's is 0.0.0.0).
+	// means all interfaces (an empty value in zoo.cfg is read as
+	// 127.0.0.1, as ZooKeeper's Jetty binds it). Default "127.0.0.1"
+	// (ZooKeeper's is 0.0.0.0).
 	AdminAddress string
 	// AdminPort is the admin server's port (admin.serverPort). Default
 	// 8080; 0 picks a free port.

@@ -490,6 +490,11 @@ func (b *builder) set(key, value, where string, fromFile bool) (bool, error) {
 		c.AdminEnabled, err = parseBool(value)
 	case "admin.serverAddress":
 		c.AdminAddress = strings.TrimSuffix(strings.TrimPrefix(value, "["), "]")
+		if fromFile && value == "" {
+			// ZooKeeper's Jetty binds InetSocketAddress("", port): the
+			// loopback address, as for clientPortAddress.
+			c.AdminAddress = "127.0.0.1"
+		}
 		if c.AdminAddress != "" && !validHost(c.AdminAddress) {
 			err = errors.New("is not a host name or IP address")
 		}
