@@ -197,6 +197,10 @@ func Verify(dirs Dirs, opts VerifyOptions) (*VerifyReport, error) {
 	r.WAL = wc
 	var ents []walEntry
 	last, curSeg, started, gap := uint64(0), "", false, false
+	// hole is the highest index the WAL lacks below entries it holds (a
+	// snapshot received from the leader, or a gap): no snapshot below it
+	// can be replayed.
+	hole := uint64(0)
 	segs, torn, err := scanWAL(dirs.WAL, func(rec *storage.WALRecord) error {
 		wc.Records++
 		if rec.Segment.Path != curSeg {
@@ -204,6 +208,7 @@ func Verify(dirs Dirs, opts VerifyOptions) (*VerifyReport, error) {
 			first := rec.Segment.FirstIndex
 			if started && first > 0 && first-1 > last {
 				r.problem(curSeg, 0, 0, "segment starts at index %d but the log before it ends at %d: entries %d..%d missing", first, last, last+1, first-1)
+				hole = max(hole, first-1)
 			}
 			if first > 0 {
 				last = first - 1
@@ -215,12 +220,16 @@ func Verify(dirs Dirs, opts VerifyOptions) (*VerifyReport, error) {
 			wc.HardState = rec.HardState
 		case storage.RecordSnapshotMarker:
 			wc.Marker = rec.Marker
+			if rec.Marker.Index > last {
+				hole = max(hole, rec.Marker.Index) // entries up to it were never logged here
+			}
 			last = max(last, rec.Marker.Index)
 		case storage.RecordEntry:
 			wc.Entries++
 			e := rec.Entry
 			if e.Index > last+1 {
 				r.problem(rec.Segment.Path, rec.Offset, e.Index, "entry follows index %d: entries %d..%d missing", last, last+1, e.Index-1)
+				hole = max(hole, e.Index-1)
 			}
 			if e.Index <= last {
 				wc.Replaced++
@@ -273,7 +282,7 @@ func Verify(dirs Dirs, opts VerifyOptions) (*VerifyReport, error) {
 	// 3. Continuity with the snapshots and the hard state.
 	for i := range r.Snapshots {
 		c := &r.Snapshots[i]
-		c.Replayable = c.OK && wc.First > 0 && wc.First-1 <= c.Index
+		c.Replayable = c.OK && wc.First > 0 && wc.First-1 <= c.Index && hole <= c.Index
 	}
 	if wc.First > 0 && wc.First-1 > snap.Index {
 		what := "there is no snapshot"
@@ -429,7 +438,7 @@ func (r *VerifyReport) WriteText(w io.Writer) error {
 		}
 		replay := ""
 		if s.OK && !s.Replayable {
-			replay = ", not replayable (the WAL no longer goes back that far)"
+			replay = ", not replayable (the WAL does not hold every entry after it)"
 		}
 		fmt.Fprintf(&b, "  %s  index %d term %d  %s%s\n", s.Path, s.Index, s.Term, verdict, replay)
 	}
