@@ -24,7 +24,17 @@ import (
 //
 // The rules, in order, for the bad record at off:
 //
-//  1. If the bad record overlaps a sector of the file that reads as zeros
+//  1. If its header is plausible (the length within bounds, a known type),
+//     what lies inside the length it declares is its payload: a valid
+//     record there is ignored (entry data can hold anything, records
+//     included), unless the bad record's checksum matches the bytes up to
+//     that record, which makes it a whole record whose length field was
+//     damaged: corruption. This comes first: a damaged length can reach
+//     past the records after it into a preallocated segment's zeros,
+//     which rule 2 would take for a torn write (and cut acknowledged
+//     records); a torn record's checksum cannot match a prefix of its
+//     bytes that ends where a valid record starts but by chance (2^-32).
+//  2. If the bad record overlaps a sector of the file that reads as zeros
 //     (from the record's start, when it starts inside the sector), it is
 //     torn, whatever follows it. The part of the sector from the record's
 //     start must cover its length and checksum fields to count (the first
@@ -32,12 +42,6 @@ import (
 //     inside does not count (nothing can follow it anyway). As in etcd's
 //     WAL, a record that holds 512 zero bytes of its own, damaged
 //     otherwise, reads as torn too.
-//  2. If its header is plausible (the length within bounds, a known type),
-//     what lies inside the length it declares is its payload: a valid
-//     record there is ignored (entry data can hold anything, records
-//     included), unless the bad record's checksum matches the bytes up to
-//     that record, which makes it a whole record whose length field was
-//     damaged: corruption.
 //  3. A valid record after the bad one (after the length it declares when
 //     its header is plausible, anywhere after its first byte otherwise) is
 //     corruption; none is a torn write.
@@ -61,36 +65,54 @@ func tailDamage(path string, data []byte, bad *badRecord) error {
 	if !plausible {
 		end = off + 1
 	}
-	if zeroSector(data, off, end) {
-		return nil
-	}
 	corrupt := func(format string, args ...any) error {
 		return &CorruptError{Path: path, Offset: int64(off), Err: fmt.Errorf("%w, "+format, append([]any{bad.err}, args...)...)}
 	}
-	var (
-		want   uint32 // the bad record's checksum
-		crc    uint32 // of data[off+recordHeaderLen-1 : crcEnd]
-		crcEnd = off + recordHeaderLen - 1
-	)
-	if plausible {
-		want = binary.BigEndian.Uint32(data[off+4:])
-	}
+	const tooMuch = "followed by too much damage to tell a torn write from corruption"
 	budget := scanBudget
-	for from := off + 1; ; {
-		p, found, exhausted := validRecordAfter(data, from, &budget)
+	if plausible {
+		p, found, exhausted := damagedLength(data, off, end, &budget)
 		switch {
 		case exhausted:
-			return corrupt("followed by too much damage to tell a torn write from corruption")
-		case !found:
-			return nil
-		case !plausible || p >= end:
-			return corrupt("and a valid record follows at offset %d", p)
+			return corrupt(tooMuch)
+		case found:
+			return corrupt("but its checksum matches its first %d bytes, after which a valid record starts: its length field is damaged",
+				p-off)
+		}
+	}
+	if zeroSector(data, off, end) {
+		return nil
+	}
+	p, found, exhausted := validRecordAfter(data, max(off+1, end), &budget)
+	switch {
+	case exhausted:
+		return corrupt(tooMuch)
+	case found:
+		return corrupt("and a valid record follows at offset %d", p)
+	}
+	return nil
+}
+
+// damagedLength looks for rule 1's case: a valid record inside the length
+// the plausible bad record at off declares (it ends at end) before which
+// the bad record's checksum matches its bytes. It returns that record's
+// offset; exhausted is validRecordAfter's.
+func damagedLength(data []byte, off, end int, budget *int) (at int, found, exhausted bool) {
+	want := binary.BigEndian.Uint32(data[off+4:])
+	var crc uint32 // of data[off+recordHeaderLen-1 : crcEnd]
+	crcEnd := off + recordHeaderLen - 1
+	for from := off + 1; ; {
+		p, ok, ex := validRecordAfter(data, from, budget)
+		switch {
+		case ex:
+			return 0, false, true
+		case !ok || p >= end:
+			return 0, false, false
 		case p >= off+recordHeaderLen:
 			crc = crc32.Update(crc, castagnoli, data[crcEnd:p])
 			crcEnd = p
 			if crc == want {
-				return corrupt("but its checksum matches its first %d bytes, after which a valid record starts: its length field is damaged",
-					p-off)
+				return p, true, false
 			}
 		}
 		from = p + 1

@@ -161,6 +161,22 @@ func TestWALTornTailRecovery(t *testing.T) {
 			keep: 15,
 		},
 		{
+			// A preallocated segment: zeros follow the records, and the
+			// damaged length reaches into them. The zeros must not make
+			// it a torn write (rule 1): its checksum still matches its
+			// bytes up to the next record, so it is a whole record with
+			// a damaged length (rule 2), and the records after it were
+			// acknowledged.
+			name: "length field reaching past later records into preallocated zeros",
+			last: bigEntries(6, 45),
+			damage: func(_ *testing.T, b []byte, bt built) []byte {
+				b = append(b, make([]byte, 8192)...)
+				binary.BigEndian.PutUint32(b[bt.offs[10]:], uint32(bt.end-bt.offs[10]-9+2000))
+				return b
+			},
+			keep: 15,
+		},
+		{
 			name: "length field reaching past the end of the file",
 			last: bigEntries(6, 45),
 			damage: func(_ *testing.T, b []byte, bt built) []byte {
