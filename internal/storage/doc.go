@@ -95,7 +95,8 @@
 // write when no valid record follows it (past the length its header
 // declares, when that is plausible: a valid record inside it is payload),
 // or when a 512-byte sector it overlaps reads as zeros (a power loss can
-// lose a page in the middle of an unsynced write and keep a later one):
+// lose a page in the middle of an unsynced write and keep a later one) and
+// its length field is not shown damaged (below):
 // the tail from the bad record on is cut off and the cut is logged
 // (torn.go has the rules). A bad record followed by a valid one, or whose
 // checksum matches its bytes up to a valid record inside the length it
