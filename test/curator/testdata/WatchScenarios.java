@@ -120,19 +120,7 @@ final class WatchScenarios {
                 .build());
         cache.start();
         try {
-            List<String> initial = new ArrayList<>();
-            for (int i = 0; i < 10; i++) {
-                String e = Session.next(events, "initial cache events");
-                if (e.equals("initialized")) {
-                    break;
-                }
-                initial.add(e);
-            }
-            Collections.sort(initial);
-            for (String e : initial) {
-                Session.out("initial: %s", e);
-            }
-            Session.out("initialized");
+            printInitial(events, "initial cache events");
             Session.Body[] steps = {
                 () -> m.create().forPath("/c/a", Session.bytes("1")),
                 () -> m.setData().forPath("/c/a", Session.bytes("2")),
@@ -142,10 +130,7 @@ final class WatchScenarios {
                 () -> m.delete().forPath("/c/a"),
                 () -> m.create().forPath("/c/z", Session.bytes("end")),
             };
-            for (Session.Body step : steps) {
-                step.run();
-                Session.out("event: %s", Session.next(events, "cache event"));
-            }
+            runSteps(steps, events, "cache event");
             Session.check(events.isEmpty(), "unexpected cache events %s", events);
             List<String> contents = new ArrayList<>();
             cache.stream().forEach(cd -> contents.add(cd.getPath() + "=" + Session.str(cd.getData())));
@@ -175,19 +160,7 @@ final class WatchScenarios {
         });
         cache.start();
         try {
-            List<String> initial = new ArrayList<>();
-            for (int i = 0; i < 10; i++) {
-                String e = Session.next(events, "initial tree cache events");
-                if (e.equals("initialized")) {
-                    break;
-                }
-                initial.add(e);
-            }
-            Collections.sort(initial);
-            for (String e : initial) {
-                Session.out("initial: %s", e);
-            }
-            Session.out("initialized");
+            printInitial(events, "initial tree cache events");
             Session.Body[] steps = {
                 () -> m.create().forPath("/t/a", Session.bytes("1")),
                 () -> m.setData().forPath("/t/a", Session.bytes("2")),
@@ -196,10 +169,7 @@ final class WatchScenarios {
                 () -> m.delete().forPath("/t/a"),
                 () -> m.setData().forPath("/t", Session.bytes("root")),
             };
-            for (Session.Body step : steps) {
-                step.run();
-                Session.out("event: %s", Session.next(events, "tree cache event"));
-            }
+            runSteps(steps, events, "tree cache event");
             Session.out("current children of /t: %s", new java.util.TreeSet<>(cache.getCurrentChildren("/t").keySet()));
         } finally {
             cache.close();
@@ -258,5 +228,33 @@ final class WatchScenarios {
         // (The 3.8 client cannot remove a persistent watch: it looks only
         // at standard watches and throws NoWatcherException.)
         Session.check(rec.events.isEmpty(), "unexpected recursive events %s", rec.events);
+    }
+
+    /**
+     * printInitial prints, sorted, a cache's events up to "initialized"
+     * (their order is not defined), then "initialized".
+     */
+    static void printInitial(java.util.concurrent.BlockingQueue<String> events, String what) throws Exception {
+        List<String> initial = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            String e = Session.next(events, what);
+            if (e.equals("initialized")) {
+                break;
+            }
+            initial.add(e);
+        }
+        Collections.sort(initial);
+        for (String e : initial) {
+            Session.out("initial: %s", e);
+        }
+        Session.out("initialized");
+    }
+
+    /** runSteps runs each step and prints the one event it must cause. */
+    static void runSteps(Session.Body[] steps, java.util.concurrent.BlockingQueue<String> events, String what) throws Exception {
+        for (Session.Body step : steps) {
+            step.run();
+            Session.out("event: %s", Session.next(events, what));
+        }
     }
 }
