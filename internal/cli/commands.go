@@ -564,12 +564,27 @@ func cmdGetEphemerals(c *call) error {
 			return c.fail(err, prefix)
 		}
 	}
+	if c.text() {
+		// The Java client sends the prefix without the chroot, and the
+		// server keeps the session's ephemerals whose full path starts with
+		// it: under the chroot /app, /a finds /app/e and /e finds nothing.
+		// So all of them are read, the chroot put back, and filtered so.
+		paths, err := c.conn.GetEphemerals(c.ctx, "/")
+		if err != nil {
+			return c.fail(err, "")
+		}
+		var kept []string
+		for _, p := range serverPaths(c.s.hostName(), paths) {
+			if strings.HasPrefix(p, prefix) {
+				kept = append(kept, p)
+			}
+		}
+		c.out.WriteString("[" + strings.Join(kept, ", ") + "]\n")
+		return nil
+	}
 	paths, err := c.conn.GetEphemerals(c.ctx, prefix)
 	if err != nil {
 		return c.fail(err, "")
-	}
-	if c.text() {
-		c.out.WriteString("[" + strings.Join(serverPaths(c.s.hostName(), paths), ", ") + "]\n")
 	}
 	c.json(map[string]any{"paths": nonNil(paths)})
 	return nil

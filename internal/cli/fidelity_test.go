@@ -151,7 +151,9 @@ func TestGetMalformedUTF8(t *testing.T) {
 
 // TestGetEphemeralsUnderChroot checks that getEphemerals prints the paths
 // the server returns, chroot included, as zkCli does (the Java client does
-// not strip the chroot from them).
+// not strip the chroot from them), and that it takes a prefix as the Java
+// client sends it, without the chroot: under /app, /a finds /app/e and /e
+// finds nothing.
 func TestGetEphemeralsUnderChroot(t *testing.T) {
 	srv := zktest.StartPaddock(t, zktest.PaddockOptions{})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -160,10 +162,16 @@ func TestGetEphemeralsUnderChroot(t *testing.T) {
 	exec(t, ctx, root, rootErr, "create /app", 0, "Created /app")
 	sh, out, errOut := settled(t, ctx, srv.Addr+"/app")
 	exec(t, ctx, sh, errOut, "create -e /e", 0, "Created /e")
-	for _, line := range []string{"getEphemerals", "getEphemerals /", "getEphemerals /e"} {
-		exec(t, ctx, sh, errOut, line, 0, "")
-		if got := out.take(); got != "[/app/e]\n" {
-			t.Errorf("%q printed %q, want %q", line, got, "[/app/e]\n")
+	for _, c := range []struct{ line, want string }{
+		{"getEphemerals", "[/app/e]\n"},
+		{"getEphemerals /", "[/app/e]\n"},
+		{"getEphemerals /a", "[/app/e]\n"},
+		{"getEphemerals /app/e", "[/app/e]\n"},
+		{"getEphemerals /e", "[]\n"},
+	} {
+		exec(t, ctx, sh, errOut, c.line, 0, "")
+		if got := out.take(); got != c.want {
+			t.Errorf("%q printed %q, want %q", c.line, got, c.want)
 		}
 	}
 }

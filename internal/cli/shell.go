@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -441,6 +440,7 @@ func (s *Shell) processCmd(ctx context.Context, args []string, n int) error {
 		}
 	}
 	c := &call{s: s, ctx: ctx, conn: conn, cmd: cmd, f: f, words: args}
+	c.out, c.err = stream{c: c}, stream{c: c, toErr: true}
 	err := cmd.run(c)
 	s.barrier(ctx, conn)
 	s.flush(c)
@@ -518,9 +518,38 @@ type call struct {
 	f    *flags
 	// words are the command's words as typed, the name first.
 	words []string
-	out   bytes.Buffer // text for Out
-	err   bytes.Buffer // text for Err
+	out   stream // text for Out
+	err   stream // text for Err
+	// parts are what out and err buffered, in the order it was written:
+	// zkCli prints on both streams as it goes, so that on one terminal a
+	// warning on Err comes before the output that follows it on Out.
+	parts []textPart
 }
+
+// textPart is a piece of a command's text, for Err or Out.
+type textPart struct {
+	toErr bool
+	text  *strings.Builder
+}
+
+// stream buffers one of a command's outputs in its call's parts.
+type stream struct {
+	c     *call
+	toErr bool
+}
+
+func (w *stream) WriteString(s string) (int, error) {
+	if s == "" {
+		return 0, nil
+	}
+	t := w.c.parts
+	if n := len(t); n == 0 || t[n-1].toErr != w.toErr {
+		w.c.parts = append(t, textPart{w.toErr, &strings.Builder{}})
+	}
+	return w.c.parts[len(w.c.parts)-1].text.WriteString(s)
+}
+
+func (w *stream) Write(p []byte) (int, error) { return w.WriteString(string(p)) }
 
 // arg returns the i-th word that is not an option (0 is the command).
 func (c *call) arg(i int) string { return c.f.args[i] }
@@ -561,13 +590,14 @@ func (c *call) json(v map[string]any) {
 // text reports whether the command prints zkCli's text.
 func (c *call) text() bool { return !c.s.opts.JSON }
 
-// flush writes a command's buffered text.
+// flush writes a command's buffered text, in the order it was written.
 func (s *Shell) flush(c *call) {
-	if c.out.Len() > 0 {
-		s.writeOut(c.out.String())
-	}
-	if c.err.Len() > 0 {
-		s.writeErr(c.err.String())
+	for _, t := range c.parts {
+		if t.toErr {
+			s.writeErr(t.text.String())
+		} else {
+			s.writeOut(t.text.String())
+		}
 	}
 }
 
