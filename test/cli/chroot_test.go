@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
@@ -30,9 +29,7 @@ delete /ee
 // prefix under a chroot between zkCli.sh and paddock cli, against Apache
 // ZooKeeper and Paddock.
 func TestEphemeralPrefixUnderChrootSameAsZkCli(t *testing.T) {
-	if _, err := os.Stat(zkCli); err != nil {
-		t.Fatalf("this test needs %s (Debian's zookeeper package): %v", zkCli, err)
-	}
+	needZkCli(t)
 	paddock := zktest.BuildPaddock(t)
 	for _, srv := range servers {
 		t.Run(srv.name, func(t *testing.T) {

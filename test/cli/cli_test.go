@@ -282,13 +282,19 @@ var servers = []struct {
 	{"paddock", func(t *testing.T) *zktest.Process { return zktest.StartPaddock(t, zktest.PaddockOptions{}) }},
 }
 
+// needZkCli fails t when zkCli.sh is missing.
+func needZkCli(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat(zkCli); err != nil {
+		t.Fatalf("this test needs %s (Debian's zookeeper package): %v", zkCli, err)
+	}
+}
+
 // TestSameAsZkCli runs the session and some one-shot commands through
 // zkCli.sh and paddock cli against Apache ZooKeeper and against Paddock, and
 // compares what they print and their exit statuses.
 func TestSameAsZkCli(t *testing.T) {
-	if _, err := os.Stat(zkCli); err != nil {
-		t.Fatalf("this test needs %s (Debian's zookeeper package): %v", zkCli, err)
-	}
+	needZkCli(t)
 	paddock := zktest.BuildPaddock(t)
 	for _, srv := range servers {
 		t.Run(srv.name, func(t *testing.T) {

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -98,9 +97,7 @@ func prepare(t *testing.T, addr string) string {
 // as "null"), through zkCli.sh and paddock cli against Apache ZooKeeper and
 // Paddock.
 func TestEdgesSameAsZkCli(t *testing.T) {
-	if _, err := os.Stat(zkCli); err != nil {
-		t.Fatalf("this test needs %s (Debian's zookeeper package): %v", zkCli, err)
-	}
+	needZkCli(t)
 	paddock := zktest.BuildPaddock(t)
 	for _, srv := range servers {
 		t.Run(srv.name, func(t *testing.T) {
@@ -129,9 +126,7 @@ func TestEdgesSameAsZkCli(t *testing.T) {
 // addresses with; its ensembles' /zookeeper/config is compared with
 // ZooKeeper's in test/ensemble.)
 func TestConfigSameAsZkCli(t *testing.T) {
-	if _, err := os.Stat(zkCli); err != nil {
-		t.Fatalf("this test needs %s (Debian's zookeeper package): %v", zkCli, err)
-	}
+	needZkCli(t)
 	paddock := zktest.BuildPaddock(t)
 	e := zktest.StartZooKeeperEnsemble(t, zktest.EnsembleOptions{Members: 3, ExtraConfig: []string{"reconfigEnabled=true"}})
 	addr := e.Members[0].Addr

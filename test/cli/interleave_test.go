@@ -59,9 +59,7 @@ func runMerged(t *testing.T, stdin string, argv ...string) (string, int) {
 // Apache ZooKeeper and Paddock: zkCli prints each line as it goes, so a
 // warning on standard error precedes the output after it.
 func TestInterleavingSameAsZkCli(t *testing.T) {
-	if _, err := os.Stat(zkCli); err != nil {
-		t.Fatalf("this test needs %s (Debian's zookeeper package): %v", zkCli, err)
-	}
+	needZkCli(t)
 	paddock := zktest.BuildPaddock(t)
 	for _, srv := range servers {
 		t.Run(srv.name, func(t *testing.T) {

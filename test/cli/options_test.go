@@ -19,9 +19,7 @@ import (
 // is the command, not its value); after it, they are the command's, and its
 // Commons CLI parser refuses them.
 func TestUnknownOptionsSameAsZkCli(t *testing.T) {
-	if _, err := os.Stat(zkCli); err != nil {
-		t.Fatalf("this test needs %s (Debian's zookeeper package): %v", zkCli, err)
-	}
+	needZkCli(t)
 	paddock := zktest.BuildPaddock(t)
 	p := zktest.StartZooKeeper(t, zktest.ZKOptions{})
 	tests := []struct {
@@ -49,9 +47,7 @@ func TestUnknownOptionsSameAsZkCli(t *testing.T) {
 // with the same TZ: Java names the zone itself (BRT where tzdata says -03,
 // GMT-03:00 for a zone it has no name for).
 func TestStatTimeZoneSameAsZkCli(t *testing.T) {
-	if _, err := os.Stat(zkCli); err != nil {
-		t.Fatalf("this test needs %s (Debian's zookeeper package): %v", zkCli, err)
-	}
+	needZkCli(t)
 	paddock := zktest.BuildPaddock(t)
 	p := zktest.StartZooKeeper(t, zktest.ZKOptions{})
 	if r := run(t, "", zkCli, "-server", p.Addr, "create", "/tz"); r.code != 0 {
