@@ -157,7 +157,14 @@ func (f *fanout) run(r *runner) {
 			f.fanoutHist.Record(f.last.Sub(f.t0))
 			f.roundHist.Record(f.end.Sub(f.t0))
 		}
+		writeErr := f.writeErr
 		f.mu.Unlock()
+		if final(writeErr) {
+			// The writer's session is over: every later round would fail
+			// at once. The rounds stop, as a closed loop stops on such an
+			// error (the run then ends early and fails).
+			return
+		}
 	}
 }
 
