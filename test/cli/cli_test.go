@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"regexp"
@@ -212,6 +213,15 @@ type result struct {
 
 func run(t *testing.T, stdin string, argv ...string) result {
 	t.Helper()
+	var out, errOut bytes.Buffer
+	code := runShell(t, stdin, &out, &errOut, argv...)
+	return result{stdout: normalize(out.String()), stderr: normalize(errOut.String()), code: code}
+}
+
+// runShell runs a shell (zkCli.sh or paddock cli) with stdin, its output
+// going to stdout and stderr, and returns its exit status.
+func runShell(t *testing.T, stdin string, stdout, stderr io.Writer, argv ...string) int {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
@@ -221,20 +231,18 @@ func run(t *testing.T, stdin string, argv ...string) result {
 	cmd.Env = append(os.Environ(), "CLIENT_JVMFLAGS=-Xmx128m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:-UsePerfData -Dfile.encoding=UTF-8",
 		"ZOO_LOG_DIR="+t.TempDir())
 	cmd.Stdin = strings.NewReader(stdin)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
+	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.WaitDelay = 10 * time.Second
 	err := cmd.Run()
-	code := 0
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
+		return 0
 	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	default:
-		t.Fatalf("%q: %v", argv, err)
+		return ee.ExitCode()
 	}
-	return result{stdout: normalize(out.String()), stderr: normalize(errOut.String()), code: code}
+	t.Fatalf("%q: %v", argv, err)
+	return 0
 }
 
 func compare(t *testing.T, what string, want, got result) {

@@ -2,13 +2,8 @@ package cli
 
 import (
 	"bytes"
-	"context"
-	"errors"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/paddockhq/paddock/internal/zktest"
 )
@@ -33,25 +28,9 @@ delete /il
 // status.
 func runMerged(t *testing.T, stdin string, argv ...string) (string, int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), "CLIENT_JVMFLAGS=-Xmx128m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:-UsePerfData -Dfile.encoding=UTF-8",
-		"ZOO_LOG_DIR="+t.TempDir())
-	cmd.Stdin = strings.NewReader(stdin)
 	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.WaitDelay = 10 * time.Second
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return normalize(out.String()), 0
-	case errors.As(err, &ee):
-		return normalize(out.String()), ee.ExitCode()
-	}
-	t.Fatalf("%q: %v", argv, err)
-	return "", 0
+	code := runShell(t, stdin, &out, &out, argv...)
+	return normalize(out.String()), code
 }
 
 // TestInterleavingSameAsZkCli compares the order of what zkCli.sh and
