@@ -22,8 +22,9 @@
 // repair nothing, so they may run against the directories of a running
 // server (a record being appended shows as a torn tail, where they stop).
 // Purge deletes files: it takes the WAL directory's lock
-// (storage.LockWALDir), the lock a running server holds, and refuses with
-// an error matching storage.ErrLocked while a server uses the directory.
+// (storage.LockWALDir) and the snapshot directory's
+// (storage.LockSnapshotDir), the locks a running server holds, and refuses
+// with an error matching storage.ErrLocked while a server uses either.
 //
 // Functions write their reports to an io.Writer handed in; nothing here
 // keeps global state.

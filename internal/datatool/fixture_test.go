@@ -166,6 +166,7 @@ func buildFixture(t *testing.T, dir string) {
 	}
 	// Leave only the files a stopped server leaves that matter.
 	_ = os.Remove(filepath.Join(dir, WALSubdir, "wal.lock"))
+	_ = os.Remove(filepath.Join(dir, SnapSubdir, "snap.lock"))
 }
 
 // goldenRun is one tool run compared with testdata/golden/<name>.txt.

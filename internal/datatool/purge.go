@@ -53,8 +53,9 @@ type PurgeOptions struct {
 
 // Purge deletes old snapshots and WAL segments as PlanPurge decides and
 // writes what it removed (or, with DryRun, would remove) to w. It holds the
-// WAL directory's lock throughout, so it refuses, with an error matching
-// storage.ErrLocked, while a server uses the directory; and it refuses to
+// WAL directory's lock and the snapshot directory's throughout, as a running
+// server does, so it refuses, with an error matching storage.ErrLocked,
+// while a server uses either directory; and it refuses to
 // delete anything when a snapshot it would keep is damaged. Temporary files
 // of unfinished snapshots and segments are left to the server.
 func Purge(w io.Writer, dirs Dirs, opts PurgeOptions) (*PurgePlan, error) {
@@ -72,6 +73,16 @@ func Purge(w io.Writer, dirs Dirs, opts PurgeOptions) (*PurgePlan, error) {
 		return nil, err
 	}
 	defer func() { _ = release() }()
+	if isDir(dirs.Snap) { // else there is no snapshot to remove
+		releaseSnap, err := storage.LockSnapshotDir(dirs.Snap)
+		if err != nil {
+			if errors.Is(err, storage.ErrLocked) {
+				return nil, fmt.Errorf("datatool: a server is using %s (its lock is held); purge only stopped servers' data, or let the server purge itself (autopurge.snapRetainCount): %w", dirs.Snap, err)
+			}
+			return nil, err
+		}
+		defer func() { _ = releaseSnap() }()
+	}
 	snaps, err := storage.ListSnapshots(dirs.Snap)
 	if err != nil {
 		return nil, err

@@ -68,8 +68,11 @@
 // concurrent use. Propose returns once the proposal is queued, not when it
 // is applied: the state machine learns of it through Apply, and callers that
 // need the outcome wait for it there; a proposal raft refuses is reported to
-// the callback given to Propose. A cancelled context abandons the wait for
-// queue space, not the write: a queued proposal may still commit.
+// the callback given to Propose, and so is, with ErrStopped, every proposal
+// Propose accepted that the node had not handed to raft when it stopped
+// (Close or a failure), even one queued as it stopped. A cancelled context
+// abandons the wait for queue space, not the write: a queued proposal may
+// still commit.
 //
 // If persisting fails (a WAL write or fsync error), the node stops: raft's
 // state could no longer be trusted. Proposals not yet handed to raft are

@@ -166,15 +166,7 @@ func (n *Node) shutdown() {
 	// it was taking proposals.
 	dropErr := n.stoppedErr()
 	n.dropBatch(dropErr)
-	for {
-		select {
-		case p := <-n.propc:
-			p.dropped(dropErr)
-			continue
-		default:
-		}
-		break
-	}
+	n.dropQueued(dropErr) // a proposer that queues one after this drops it (propose)
 	if err := n.Err(); err != nil {
 		// A stopped node follows no leader: Status must not go on
 		// naming one (a server would keep sending it session
@@ -203,6 +195,11 @@ func (n *Node) shutdown() {
 	n.walMu.Lock()
 	n.closeErr = n.wal.Close()
 	n.walMu.Unlock()
+	// Snapshot writers and purges are over (snapWG): another server may
+	// use the snapshot directory now.
+	if err := n.unlockSnap(); err != nil && n.closeErr == nil {
+		n.closeErr = fmt.Errorf("raftnode: releasing the snapshot directory's lock: %w", err)
+	}
 	close(n.done)
 }
 

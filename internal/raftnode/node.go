@@ -87,6 +87,9 @@ type Node struct {
 	wal    *storage.WAL         // guarded by walMu: the appender writes it, the node's goroutine records snapshots
 	walMu  sync.Mutex
 	app    *appender
+	// unlockSnap releases the lock on the snapshot directory (DataDir),
+	// held from Start until shutdown.
+	unlockSnap func() error
 
 	// Owned by the run goroutine.
 	confState    raftpb.ConfState
@@ -135,8 +138,10 @@ type Node struct {
 	closeOnce sync.Once
 }
 
-// Start opens the WAL, restores the newest valid snapshot into sm, replays
-// the log and starts raft. A node that is its group's only voter campaigns
+// Start opens the WAL, locks the snapshot directory (DataDir) for as long as
+// the node runs, restores the newest valid snapshot into sm, replays
+// the log and starts raft. Either lock held elsewhere makes it fail with an
+// error matching storage.ErrLocked. A node that is its group's only voter campaigns
 // at once. The caller must Close the node.
 func Start(cfg Config, sm StateMachine) (*Node, error) {
 	if err := cfg.Validate(); err != nil {
@@ -153,9 +158,23 @@ func Start(cfg Config, sm StateMachine) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	removed, err := storage.RemoveTempSnapshots(cfg.DataDir)
+	// Then the snapshot directory's, before removing its temporary files:
+	// a server on the same DataDir with a LogDir of its own must not write
+	// and purge snapshots beside this one's (nor remove the one it is
+	// writing). Its lock file is not the WAL's, so a DataDir that is also
+	// the LogDir takes both.
+	unlockSnap, err := storage.LockSnapshotDir(cfg.DataDir)
 	if err != nil {
 		_ = w.Close()
+		return nil, fmt.Errorf("raftnode: %w", err)
+	}
+	abort := func() {
+		_ = w.Close()
+		_ = unlockSnap()
+	}
+	removed, err := storage.RemoveTempSnapshots(cfg.DataDir)
+	if err != nil {
+		abort()
 		return nil, err
 	}
 	for _, p := range removed {
@@ -179,15 +198,16 @@ func Start(cfg Config, sm StateMachine) (*Node, error) {
 		quit:        make(chan struct{}),
 		done:        make(chan struct{}),
 	}
+	n.unlockSnap = unlockSnap
 	n.readSeq.Store(rand.Uint64())
 	fresh, err := n.restore()
 	if err != nil {
-		_ = w.Close()
+		abort()
 		return nil, err
 	}
 	if fresh {
 		if err := n.bootstrap(); err != nil {
-			_ = w.Close()
+			abort()
 			return nil, err
 		}
 	}
@@ -208,14 +228,14 @@ func Start(cfg Config, sm StateMachine) (*Node, error) {
 	}
 	rn, err := raft.NewRawNode(rcfg)
 	if err != nil {
-		_ = w.Close()
+		abort()
 		return nil, fmt.Errorf("raftnode: starting raft: %w", err)
 	}
 	n.rn = rn
 	n.status.ID, n.status.SnapshotIndex = cfg.ID, n.snapIndex
 	if cfg.Transport == nil && len(cfg.Peers) > 0 {
 		if err := n.startTransport(); err != nil {
-			_ = w.Close()
+			abort()
 			return nil, err
 		}
 	}
@@ -342,8 +362,9 @@ func (p *proposal) dropped(err error) {
 
 // Dropper is told when raft refuses a proposal (see ProposeTo).
 type Dropper interface {
-	// Dropped is called with the reason from the node's goroutine; it
-	// must not block.
+	// Dropped is called with the reason from the node's goroutine (or,
+	// for a proposal queued as the node stopped, with ErrStopped from the
+	// goroutine of a Propose); it must not block.
 	Dropped(err error)
 }
 
@@ -352,9 +373,12 @@ type Dropper interface {
 // concurrent proposers share one pass of the loop and one fsync. It blocks
 // only while the queue is full (back-pressure), until ctx is done. If raft
 // later refuses the entry (no leader, too much uncommitted data), onDrop is
-// called with the reason from the run goroutine; it must not block. An
-// accepted entry reaches StateMachine.Apply once committed. Cancelling ctx
-// abandons the wait, not the write.
+// called with the reason from the run goroutine; it must not block. If the
+// node stops before handing the entry to raft, onDrop is called with
+// ErrStopped (from the run goroutine, or from a Propose that raced the
+// stop, perhaps this one before it returns). An accepted entry reaches
+// StateMachine.Apply once committed. Cancelling ctx abandons the wait, not
+// the write.
 func (n *Node) Propose(ctx context.Context, data []byte, onDrop func(error)) error {
 	return n.propose(ctx, proposal{data: data, onDrop: onDrop})
 }
@@ -381,11 +405,35 @@ func (n *Node) propose(ctx context.Context, p proposal) error {
 	}
 	select {
 	case n.propc <- p:
-		return nil
 	case <-n.quit:
 		return n.stoppedErr()
 	case <-ctx.Done():
 		return fmt.Errorf("raftnode: propose: %w", ctx.Err())
+	}
+	// The node may have stopped while p was queued (select picks at random
+	// between a queue with room and a closed quit), after shutdown dropped
+	// what was queued: then no one would take p. Drop what is left, p
+	// unless shutdown or another proposer took it first. If quit is still
+	// open here, shutdown closes it after p was queued and finds p.
+	select {
+	case <-n.quit:
+		n.dropQueued(n.stoppedErr())
+	default:
+	}
+	return nil
+}
+
+// dropQueued tells the owners of the proposals waiting in the queue that
+// they were dropped. It runs once the node has stopped (quit is closed),
+// when no one else hands queued proposals to raft.
+func (n *Node) dropQueued(err error) {
+	for {
+		select {
+		case p := <-n.propc:
+			p.dropped(err)
+		default:
+			return
+		}
 	}
 }
 
@@ -445,8 +493,9 @@ func (n *Node) Err() error {
 	return n.err
 }
 
-// Close stops raft and the snapshotter, waits for their goroutines and
-// closes the WAL. It is safe to call more than once.
+// Close stops raft and the snapshotter, waits for their goroutines,
+// closes the WAL and releases the snapshot directory. It is safe to call
+// more than once.
 func (n *Node) Close() error {
 	n.closeOnce.Do(func() { close(n.stopc) })
 	<-n.done

@@ -110,7 +110,11 @@
 // # Snapshots
 //
 // Snapshot files live in the data directory (ZooKeeper's dataDir), named
-// "<index>-<term>.snap" in 16-digit hex, so lexical order is index order:
+// "<index>-<term>.snap" in 16-digit hex, so lexical order is index order.
+// A file "snap.lock" is held with flock(2) (LockSnapshotDir) by the one
+// process that writes and purges snapshots there, as "wal.lock" is for the
+// WAL; the two lock files differ, so they may share a directory. A
+// snapshot file is:
 //
 //	0  [8]byte  magic "PDCKSNAP"
 //	8  uint32   format version (1)

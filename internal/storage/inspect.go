@@ -14,19 +14,24 @@ import (
 // This file holds read-only helpers for offline tools (internal/datatool):
 // they read WAL segments and snapshots without taking the WAL's lock and
 // without repairing anything, so they may run on the directories of a
-// running server. LockWALDir is the one exception, for tools that delete
-// files.
+// running server. LockWALDir and LockSnapshotDir are the exceptions, for
+// tools that delete files.
 
-// ErrLocked is matched (with errors.Is) by the error OpenWAL and LockWALDir
-// return when another process (or an unclosed WAL) holds a WAL directory's
+// ErrLocked is matched (with errors.Is) by the error OpenWAL, LockWALDir
+// and LockSnapshotDir return when another process (or, in this one, an
+// unclosed WAL or an unreleased lock) holds a WAL or snapshot directory's
 // lock.
-var ErrLocked = errors.New("storage: WAL directory is locked")
+var ErrLocked = errors.New("storage: directory is locked")
 
 // lockedError reports a held lock file.
-type lockedError struct{ path string }
+type lockedError struct {
+	path string
+	kind string // what the directory holds: "WAL" or "snapshot"
+}
 
 func (e *lockedError) Error() string {
-	return fmt.Sprintf("storage: %s is locked: another process (or an unclosed WAL) uses this directory", e.path)
+	return fmt.Sprintf("storage: %s is locked: another process (or one still open in this process) uses this %s directory",
+		e.path, e.kind)
 }
 
 // Is reports whether target is ErrLocked.
@@ -42,7 +47,27 @@ func LockWALDir(dir string) (release func() error, err error) {
 	} else if !fi.IsDir() {
 		return nil, fmt.Errorf("storage: WAL directory %s is not a directory", dir)
 	}
-	f, err := lockFile(filepath.Join(dir, lockName))
+	f, err := lockFile(filepath.Join(dir, lockName), "WAL")
+	if err != nil {
+		return nil, err
+	}
+	return f.Close, nil
+}
+
+// LockSnapshotDir takes an exclusive lock on the snapshot directory dir
+// (flock(2) on dir/snap.lock), which a raft node holds while it runs, so
+// that two servers never write and purge snapshots in one directory, and a
+// tool may delete snapshots while no server uses it. It fails with an error
+// matching ErrLocked when the lock is held. The lock file differs from the
+// WAL's, so a process may hold both when the WAL and the snapshots share a
+// directory. Call release when done.
+func LockSnapshotDir(dir string) (release func() error, err error) {
+	if fi, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("storage: snapshot directory: %w", err)
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("storage: snapshot directory %s is not a directory", dir)
+	}
+	f, err := lockFile(filepath.Join(dir, snapLockName), "snapshot")
 	if err != nil {
 		return nil, err
 	}

@@ -25,6 +25,7 @@ const (
 	snapMaxMetaBytes = 1 << 20
 	snapSuffix       = ".snap"
 	snapTmpMarker    = ".snap.tmp"
+	snapLockName     = "snap.lock" // see LockSnapshotDir
 
 	// MinSnapRetain is the fewest snapshots PurgeSnapshots keeps, as
 	// ZooKeeper's autopurge.snapRetainCount.

@@ -112,7 +112,7 @@ func OpenWAL(dir string, opts WALOptions) (*WAL, error) {
 	if err := MkdirAllDurable(dir, 0o750); err != nil {
 		return nil, err
 	}
-	lock, err := lockFile(filepath.Join(dir, lockName))
+	lock, err := lockFile(filepath.Join(dir, lockName), "WAL")
 	if err != nil {
 		return nil, err
 	}
