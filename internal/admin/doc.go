@@ -27,7 +27,10 @@
 //     otherwise; GET /live answers 200 while the server runs its loops and
 //     503 otherwise. Both carry a small JSON body.
 //
-// Any other method is refused with 405 and any other path with 404.
+// OPTIONS on any path, known or not, answers 200 with an empty body and
+// "Allow: GET, HEAD, TRACE, OPTIONS", ZooKeeper's (Jetty's) answer, TRACE
+// included though neither server runs it. Any other method is refused
+// with 405 and any other path with 404.
 //
 // The snapshot command needs credentials, as ZooKeeper 3.9's does (its
 // AuthRequest): an Authorization header "digest user:password" or "ip"

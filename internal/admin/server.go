@@ -110,6 +110,10 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // and paths are taken as they come, unclean ones included, as Jetty hands
 // them to ZooKeeper's servlet (/commands//srvr asks for command "/srvr").
 func (s *Server) route(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodOptions {
+		serveOptions(w)
+		return
+	}
 	var h http.HandlerFunc
 	switch p := r.URL.Path; {
 	case p == "/ready":
@@ -181,11 +185,25 @@ func (s *Server) Close() error {
 	return err
 }
 
-// getOnly refuses every method but GET and HEAD.
+// optionsAllow is the Allow header of an OPTIONS answer: ZooKeeper's
+// (Jetty's default for a servlet with doGet), which names TRACE though
+// its security constraint refuses TRACE.
+const optionsAllow = "GET, HEAD, TRACE, OPTIONS"
+
+// serveOptions answers an OPTIONS request on any path, known or not, as
+// ZooKeeper 3.8's admin server does: 200, the Allow header, no body.
+func serveOptions(w http.ResponseWriter) {
+	w.Header().Set("Allow", optionsAllow)
+	w.Header().Set("Content-Length", "0")
+	w.WriteHeader(http.StatusOK)
+}
+
+// getOnly refuses every method but GET and HEAD (OPTIONS is answered
+// before routing).
 func (s *Server) getOnly(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
+			w.Header().Set("Allow", "GET, HEAD, OPTIONS")
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 			return
 		}

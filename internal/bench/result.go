@@ -58,9 +58,14 @@ type Result struct {
 	ClientCPUUsPerOp *float64 `json:"client_cpu_us_per_op,omitempty"`
 
 	// Root is the run's znode; Kept says it was left in place.
-	Root          string `json:"root"`
-	Kept          bool   `json:"kept"`
-	CleanupErrors int64  `json:"cleanup_errors"`
+	Root string `json:"root"`
+	Kept bool   `json:"kept"`
+	// CleanupErrors counts the cleanup's calls that failed, CleanupError
+	// is the first one's error; CleanupDeleted counts the znodes the
+	// cleanup deleted.
+	CleanupErrors  int64  `json:"cleanup_errors"`
+	CleanupError   string `json:"cleanup_error,omitempty"`
+	CleanupDeleted int64  `json:"cleanup_deleted"`
 	// Interrupted says the run was cancelled before its end.
 	Interrupted bool `json:"interrupted,omitempty"`
 }
@@ -167,10 +172,15 @@ func (r *Result) WriteTable(w io.Writer) error {
 	if r.ClientCPUUsPerOp != nil {
 		row("client CPU", "%.1f µs/op", *r.ClientCPUUsPerOp)
 	}
-	if r.Kept {
+	switch {
+	case r.Kept:
 		row("root", "%s (kept)", r.Root)
-	} else {
+	case r.CleanupErrors == 0:
 		row("root", "%s (deleted)", r.Root)
+	case r.CleanupDeleted == 0:
+		row("root", "%s (not deleted: %s)", r.Root, r.CleanupError)
+	default:
+		row("root", "%s (partly deleted, %d znodes: %s)", r.Root, r.CleanupDeleted, r.CleanupError)
 	}
 	if r.CleanupErrors > 0 {
 		row("cleanup errors", "%d", r.CleanupErrors)

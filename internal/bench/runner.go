@@ -141,12 +141,18 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 	}
 	if err != nil || !r.cfg.Keep {
 		res.Kept = false
-		res.CleanupErrors = r.cleanup(admin)
-		if res.CleanupErrors > 0 && admin.State() == zk.StateExpired {
+		out := r.cleanup(admin)
+		if out.failed > 0 && admin.State() == zk.StateExpired {
 			// A stall longer than the session timeout expires the admin
 			// session with the others: the server may well be there, so
 			// delete the root from a new session rather than leave it.
-			res.CleanupErrors = r.cleanupAgain()
+			again := r.cleanupAgain()
+			again.deleted += out.deleted
+			out = again
+		}
+		res.CleanupErrors, res.CleanupDeleted = out.failed, out.deleted
+		if out.first != nil {
+			res.CleanupError = out.first.Error()
 		}
 	}
 	if err != nil {
@@ -160,12 +166,12 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 }
 
 // cleanupAgain runs cleanup on a new admin session (connected even after
-// an interrupt: the calls' context) and returns the number of cleanup calls
-// that failed, 1 if it could not connect.
-func (r *runner) cleanupAgain() int64 {
+// an interrupt: the calls' context); not connecting counts as one failed
+// call.
+func (r *runner) cleanupAgain() cleanupOutcome {
 	admin, err := r.connect(r.callCtx, zk.WithMaxBufferSize(adminMaxBuffer))
 	if err != nil {
-		return 1
+		return cleanupOutcome{failed: 1, first: fmt.Errorf("connect: %w", err)}
 	}
 	defer admin.Close()
 	return r.cleanup(admin)

@@ -189,13 +189,35 @@ func (r *runner) chainOp(s *session, chain int) opFunc {
 	panic("bench: no chain op for workload " + r.cfg.Workload) // Validate admits no other
 }
 
+// cleanupOutcome is what a cleanup did: how many of its calls failed
+// (the first failure's error in first), how many znodes it deleted.
+type cleanupOutcome struct {
+	failed  int64
+	first   error
+	deleted int64
+}
+
 // cleanup deletes the run's root and everything under it, deepest znodes
-// first, in multis of cleanupBatch deletes, and returns the number of
-// calls that failed. It runs even after an interrupt.
-func (r *runner) cleanup(c *zk.Conn) int64 {
+// first, in multis of cleanupBatch deletes, and says how it went. It runs
+// even after an interrupt.
+func (r *runner) cleanup(c *zk.Conn) cleanupOutcome {
 	ctx, cancel := context.WithTimeout(r.callCtx, cleanupTimeout)
 	defer cancel()
-	var failed int64
+	var (
+		out   cleanupOutcome
+		outMu sync.Mutex
+	)
+	// note records a call's error, or the deletes of a multi that
+	// succeeded.
+	note := func(err error, deleted int) {
+		outMu.Lock()
+		defer outMu.Unlock()
+		if err != nil {
+			out.first = firstErr(out.first, err)
+			return
+		}
+		out.deleted += int64(deleted)
+	}
 	levels := [][]string{{r.root}}
 	for {
 		var next []string
@@ -210,10 +232,11 @@ func (r *runner) cleanup(c *zk.Conn) int64 {
 					next = append(next, childPath(p, name))
 				}
 				mu.Unlock()
+				note(err, 0)
 				done(err)
 			})
 		})
-		failed += n
+		out.failed += n
 		if len(next) == 0 {
 			break
 		}
@@ -226,15 +249,22 @@ func (r *runner) cleanup(c *zk.Conn) int64 {
 			batches = append(batches, lv[:n])
 			lv = lv[n:]
 		}
-		failed += pipeline(ctx, batches, cleanupInflight, func(b []string, done func(error)) {
+		out.failed += pipeline(ctx, batches, cleanupInflight, func(b []string, done func(error)) {
 			ops := make([]zk.Op, len(b))
 			for j, p := range b {
 				ops[j] = &zk.DeleteOp{Path: p, Version: -1}
 			}
-			c.MultiAsync(ctx, ops, func(_ []zk.OpResult, err error) { done(err) })
+			c.MultiAsync(ctx, ops, func(_ []zk.OpResult, err error) {
+				note(err, len(b))
+				done(err)
+			})
 		})
 	}
-	return failed
+	if out.failed > 0 && out.first == nil {
+		// Calls not issued because the cleanup's time ran out.
+		out.first = ctx.Err()
+	}
+	return out
 }
 
 // pipeline calls issue for every item with at most limit outstanding, waits

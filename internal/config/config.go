@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -503,10 +504,11 @@ func checkSuperDigest(s string) error {
 	return nil
 }
 
-// validHost reports whether s is an IP literal (without brackets) or a
-// syntactically valid host name.
+// validHost reports whether s is an IP literal (without brackets; an IPv6
+// one may carry a zone, "fe80::1%eth0", as ZooKeeper's InetAddress
+// accepts and net.Listen understands) or a syntactically valid host name.
 func validHost(s string) bool {
-	if net.ParseIP(s) != nil {
+	if _, err := netip.ParseAddr(s); err == nil {
 		return true
 	}
 	if len(s) > 253 {

@@ -20,7 +20,8 @@ type WALDumpOptions struct {
 	// From skips records before the first entry with an index at or above
 	// From; everything after that entry is written.
 	From uint64
-	// Limit stops after this many entries; 0 means no limit.
+	// Limit stops the dump right after this many entries, before the
+	// records that follow the last one; 0 means no limit.
 	Limit int
 }
 
@@ -55,9 +56,6 @@ func DumpWAL(w io.Writer, dir string, opts WALDumpOptions) (WALDumpResult, error
 			}
 			started = true
 		}
-		if opts.Limit > 0 && r.Kind == storage.RecordEntry && res.Entries == opts.Limit {
-			return errLimit
-		}
 		if r.Segment.Path != seg {
 			seg = r.Segment.Path
 			var err error
@@ -74,12 +72,19 @@ func DumpWAL(w io.Writer, dir string, opts WALDumpOptions) (WALDumpResult, error
 		if r.Kind == storage.RecordEntry {
 			res.Entries++
 		}
+		var err error
 		if opts.JSON {
-			return enc.Encode(recordJSON(r))
+			err = enc.Encode(recordJSON(r))
+		} else {
+			b.Reset()
+			writeRecordText(&b, r)
+			_, err = bw.WriteString(b.String())
 		}
-		b.Reset()
-		writeRecordText(&b, r)
-		_, err := bw.WriteString(b.String())
+		if err == nil && opts.Limit > 0 && res.Entries == opts.Limit {
+			// Stop right after the last entry asked for: the hard
+			// states and markers that follow it are not printed.
+			err = errLimit
+		}
 		return err
 	})
 	if errors.Is(err, errLimit) {
