@@ -133,3 +133,18 @@ func TestCLINoServer(t *testing.T) {
 		t.Errorf("exit status %d, stderr %q; want %d and a timeout error", code, errOut, exitUsage)
 	}
 }
+
+// TestCliFlagWithoutValue checks that a last flag with no value after it is
+// reported and ignored, as zkCli.sh 3.8 does ("echo 'ls /' | zkCli.sh
+// -server host:port -timeout" prints "Error: no argument found for option
+// -timeout", then runs the script with the default timeout, status 0).
+func TestCliFlagWithoutValue(t *testing.T) {
+	srv := zktest.StartPaddock(t, zktest.PaddockOptions{})
+	code, out, errOut := runCLIBinary(t, "ls /\n", "-server", srv.Addr, "-timeout")
+	if code != exitOK || !strings.Contains(out, "[zookeeper]") {
+		t.Errorf("exit status %d, stdout %q, stderr %q; want 0 and ls's answer", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "Error: no argument found for option -timeout\n") {
+		t.Errorf("stderr %q; want zkCli's report of the flag without a value", errOut)
+	}
+}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -25,8 +27,11 @@ const annotationArgsEndFlags = "paddock.argsEndFlags"
 // the first argument of a command marked with annotationArgsEndFlags, the
 // dashed words that are none of its flags ("paddock cli -foo ls /" runs
 // "ls /"), as zkCli's MyCommandOptions.parseOptions skips the options it
-// does not know.
-func goStyleArgs(root *cobra.Command, args []string) []string {
+// does not know; and a last word there that is one of its flags taking a
+// value, with no value after it: zkCli reports it ("Error: no argument
+// found for option -timeout", written to stderr) and goes on with the
+// defaults.
+func goStyleArgs(root *cobra.Command, args []string, stderr io.Writer) []string {
 	out := make([]string, len(args))
 	copy(out, args)
 	cmd := root
@@ -78,6 +83,13 @@ func goStyleArgs(root *cobra.Command, args []string) []string {
 		}
 		// The next word is the flag's value, not an argument.
 		if f != nil && f.NoOptDefVal == "" && !hasValue {
+			if i == len(out)-1 && endsFlags {
+				// zkCli's parseOptions reports a last option without
+				// its value and goes on with the defaults.
+				fmt.Fprintf(stderr, "Error: no argument found for option %s\n", a)
+				out = out[:i]
+				break
+			}
 			i++
 		}
 	}

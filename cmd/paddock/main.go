@@ -45,7 +45,7 @@ func (e *exitError) Unwrap() error { return e.err }
 // ctx asks a running server to shut down.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newRootCmd()
-	root.SetArgs(goStyleArgs(root, args))
+	root.SetArgs(goStyleArgs(root, args, stderr))
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	// Added here, after SetOut: cobra's completion command keeps the

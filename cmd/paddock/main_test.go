@@ -196,13 +196,18 @@ func TestGoStyleArgs(t *testing.T) {
 		{[]string{"cli", "-h"}, []string{"cli", "-h"}},
 		{[]string{"cli", "-help"}, []string{"cli", "--help"}},
 		{[]string{"cli", "-client-configuration", "f", "ls"}, []string{"cli", "--client-configuration", "f", "ls"}},
+		// A last flag with no value is reported and dropped, as zkCli's
+		// parseOptions does (tested with its messages in
+		// TestCliFlagWithoutValue).
+		{[]string{"cli", "-server", "h:1", "-timeout"}, []string{"cli", "--server", "h:1"}},
+		{[]string{"cli", "-server"}, []string{"cli"}},
 		// Only the flags of the command reached: -json is not server's.
 		{[]string{"server", "-json"}, []string{"server", "-json"}},
 		// Other commands take flags after their arguments.
 		{[]string{"wal", "dump", "/d", "-limit", "3", "-json"}, []string{"wal", "dump", "/d", "--limit", "3", "--json"}},
 	}
 	for _, tt := range tests {
-		got := goStyleArgs(root, tt.in)
+		got := goStyleArgs(root, tt.in, io.Discard)
 		if strings.Join(got, " ") != strings.Join(tt.want, " ") {
 			t.Errorf("goStyleArgs(%q) = %q, want %q", tt.in, got, tt.want)
 		}
