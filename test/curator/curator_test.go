@@ -140,14 +140,22 @@ func classpathString(extra ...string) string {
 	return strings.Join(parts, string(os.PathListSeparator))
 }
 
+// sharedDir holds the Java helpers both programs use (Helpers.java);
+// compile adds its files to each program's.
+var sharedDir = filepath.Join("testdata", "shared")
+
 // compile compiles the Java files of dir (testdata for TestCurator's
-// program, testdata/interop for TestInterop's) into a temporary directory
-// and returns it.
+// program, testdata/interop for TestInterop's), with those of sharedDir,
+// into a temporary directory and returns it.
 func compile(t *testing.T, javac, dir string) string {
 	t.Helper()
-	srcs, err := filepath.Glob(filepath.Join(dir, "*.java"))
-	if err != nil || len(srcs) == 0 {
-		t.Fatalf("no Java sources in %s: %v", dir, err)
+	var srcs []string
+	for _, d := range []string{dir, sharedDir} {
+		files, err := filepath.Glob(filepath.Join(d, "*.java"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("no Java sources in %s: %v", d, err)
+		}
+		srcs = append(srcs, files...)
 	}
 	out := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

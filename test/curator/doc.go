@@ -6,8 +6,9 @@
 // # Contract
 //
 // TestCurator compiles the Java program in testdata/ (Session.java and the
-// *Scenarios.java files) with javac into a temporary directory, once, then
-// runs it, one target after another, against
+// *Scenarios.java files, with testdata/shared/Helpers.java, the checks and
+// helpers both Java programs share) with javac into a temporary directory,
+// once, then runs it, one target after another, against
 //
 //   - "zookeeper": a standalone Apache ZooKeeper 3.8,
 //   - "paddock": a standalone Paddock built from ./cmd/paddock,
@@ -96,7 +97,7 @@
 // servers configured as internal/zktest configures them (extended types on,
 // super digest for super:test):
 //
-//	javac -d /tmp/cs -cp "$CP" test/curator/testdata/*.java
+//	javac -d /tmp/cs -cp "$CP" test/curator/testdata/*.java test/curator/testdata/shared/*.java
 //	java -cp "/tmp/cs:$CP" Session 90 127.0.0.1:2181
 //
 // with CP the jars listed in curator_test.go's classpath. The Debian

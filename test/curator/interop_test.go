@@ -20,7 +20,8 @@ import (
 // TestInterop runs Paddock's Go recipes (zk/recipe) and their Apache
 // Curator 5.4 counterparts on the same paths, against one Paddock server,
 // and requires them to coordinate: each scenario starts the Java program
-// in testdata/interop (Interop.java, InteropScenarios.java) and plays in
+// in testdata/interop (Interop.java, InteropScenarios.java, with
+// testdata/shared/Helpers.java) and plays in
 // turns with it over its stdin and stdout, each side checking what it sees.
 //
 //   - mutex: recipe.Lock and InterProcessMutex exclude each other, either

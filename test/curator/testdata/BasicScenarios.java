@@ -52,14 +52,14 @@ final class BasicScenarios {
         Session.start(c);
         Session.await(connected, "CONNECTED state");
         Session.out("connection states %s", states);
-        Session.equal(List.of(ConnectionState.CONNECTED), new ArrayList<>(states), "connection states");
-        Session.check(c.getZookeeperClient().isConnected(), "isConnected is false");
+        Helpers.equal(List.of(ConnectionState.CONNECTED), new ArrayList<>(states), "connection states");
+        Helpers.check(c.getZookeeperClient().isConnected(), "isConnected is false");
         ZooKeeper zk = c.getZookeeperClient().getZooKeeper();
         Session.out("zookeeper state %s, namespace %s", zk.getState(), c.getNamespace());
-        Session.check(zk.getSessionId() != 0, "session id is 0");
+        Helpers.check(zk.getSessionId() != 0, "session id is 0");
         Session.close(c);
         Session.out("after close: zookeeper state %s", zk.getState());
-        Session.equal(ZooKeeper.States.CLOSED, zk.getState(), "state after close");
+        Helpers.equal(ZooKeeper.States.CLOSED, zk.getState(), "state after close");
     }
 
     /** crud: creates, reads, versioned writes and deletes under a namespace. */
@@ -67,52 +67,52 @@ final class BasicScenarios {
         CuratorFramework c = Session.client("app");
         CuratorFramework raw = Session.client(null);
 
-        String p = c.create().creatingParentsIfNeeded().forPath("/crud/a/b/c", Session.bytes("v0"));
+        String p = c.create().creatingParentsIfNeeded().forPath("/crud/a/b/c", Helpers.bytes("v0"));
         Session.out("create creatingParentsIfNeeded -> %s", p);
-        Session.equal("/crud/a/b/c", p, "created path");
+        Helpers.equal("/crud/a/b/c", p, "created path");
         Session.sync(raw, "/app/crud/a/b/c");
         Stat rs = raw.checkExists().forPath("/app/crud/a/b/c");
-        Session.check(rs != null, "the namespaced node is not at /app/crud/a/b/c");
-        Session.out("un-namespaced client sees /app/crud/a/b/c: %s", Session.str(raw.getData().forPath("/app/crud/a/b/c")));
-        Session.out("parent /crud/a data %s", Session.str(c.getData().forPath("/crud/a")));
+        Helpers.check(rs != null, "the namespaced node is not at /app/crud/a/b/c");
+        Session.out("un-namespaced client sees /app/crud/a/b/c: %s", Helpers.str(raw.getData().forPath("/app/crud/a/b/c")));
+        Session.out("parent /crud/a data %s", Helpers.str(c.getData().forPath("/crud/a")));
 
         Stat st = new Stat();
         byte[] d = c.getData().storingStatIn(st).forPath(p);
         Session.out("getData %s: version=%d dataLength=%d numChildren=%d ephemeralOwner=%d",
-                Session.str(d), st.getVersion(), st.getDataLength(), st.getNumChildren(), st.getEphemeralOwner());
-        Session.equal("v0", Session.str(d), "data");
-        Stat s1 = c.setData().withVersion(0).forPath(p, Session.bytes("v1"));
+                Helpers.str(d), st.getVersion(), st.getDataLength(), st.getNumChildren(), st.getEphemeralOwner());
+        Helpers.equal("v0", Helpers.str(d), "data");
+        Stat s1 = c.setData().withVersion(0).forPath(p, Helpers.bytes("v1"));
         Session.out("setData withVersion(0) -> version=%d", s1.getVersion());
-        Session.equal(1, s1.getVersion(), "version after setData");
+        Helpers.equal(1, s1.getVersion(), "version after setData");
         Session.out("setData withVersion(0) again -> %s",
-                Session.fails(BADVERSION, "stale setData", () -> c.setData().withVersion(0).forPath(p, Session.bytes("x"))));
-        Session.out("setData any version -> version=%d", c.setData().forPath(p, Session.bytes("v2")).getVersion());
+                Session.fails(BADVERSION, "stale setData", () -> c.setData().withVersion(0).forPath(p, Helpers.bytes("x"))));
+        Session.out("setData any version -> version=%d", c.setData().forPath(p, Helpers.bytes("v2")).getVersion());
         Session.out("create existing -> %s", Session.fails(NODEEXISTS, "create existing", () -> c.create().forPath(p)));
         Session.out("create without parents -> %s",
                 Session.fails(NONODE, "create without parent", () -> c.create().forPath("/crud/missing/x")));
         Session.out("checkExists missing -> %s", c.checkExists().forPath("/crud/missing"));
-        Session.check(c.checkExists().forPath("/crud/missing") == null, "checkExists of a missing node is not null");
+        Helpers.check(c.checkExists().forPath("/crud/missing") == null, "checkExists of a missing node is not null");
 
         c.create().forPath("/crud/a/b2");
-        c.create().forPath("/crud/a/b1", Session.bytes("x"));
+        c.create().forPath("/crud/a/b1", Helpers.bytes("x"));
         List<String> kids = new ArrayList<>(c.getChildren().forPath("/crud/a"));
         Collections.sort(kids);
         Session.out("getChildren /crud/a -> %s", kids);
-        Session.equal(List.of("b", "b1", "b2"), kids, "children");
+        Helpers.equal(List.of("b", "b1", "b2"), kids, "children");
         Stat ps = c.checkExists().forPath("/crud/a");
         Session.out("checkExists /crud/a: numChildren=%d cversion=%d version=%d", ps.getNumChildren(), ps.getCversion(), ps.getVersion());
 
         long session = c.getZookeeperClient().getZooKeeper().getSessionId();
         for (int i = 0; i < 2; i++) {
             String e = c.create().creatingParentsIfNeeded().withProtection()
-                    .withMode(CreateMode.EPHEMERAL_SEQUENTIAL).forPath("/crud/eph/node-", Session.bytes("e"));
-            Session.check(PROTECTED.matcher(e).matches(), "protected ephemeral sequential path %s", e);
+                    .withMode(CreateMode.EPHEMERAL_SEQUENTIAL).forPath("/crud/eph/node-", Helpers.bytes("e"));
+            Helpers.check(PROTECTED.matcher(e).matches(), "protected ephemeral sequential path %s", e);
             Stat es = c.checkExists().forPath(e);
-            Session.check(es != null && es.getEphemeralOwner() == session, "%s: ephemeralOwner is not the session", e);
+            Helpers.check(es != null && es.getEphemeralOwner() == session, "%s: ephemeralOwner is not the session", e);
             Session.out("withProtection EPHEMERAL_SEQUENTIAL -> %s (owned by the session)",
                     e.replaceAll("_c_[0-9a-f-]{36}-", "_c_<uuid>-"));
         }
-        String seq = c.create().withMode(CreateMode.PERSISTENT_SEQUENTIAL).forPath("/crud/seq-", Session.bytes("s"));
+        String seq = c.create().withMode(CreateMode.PERSISTENT_SEQUENTIAL).forPath("/crud/seq-", Helpers.bytes("s"));
         Session.out("PERSISTENT_SEQUENTIAL -> %s", seq);
 
         c.create().creatingParentContainersIfNeeded().forPath("/crud/box/item");
@@ -122,16 +122,16 @@ final class BasicScenarios {
         Session.out("PERSISTENT_WITH_TTL ephemeralOwner=%#x", c.checkExists().forPath("/crud/ttl").getEphemeralOwner());
 
         Stat cs = new Stat();
-        c.create().storingStatIn(cs).forPath("/crud/stat", Session.bytes("abc"));
+        c.create().storingStatIn(cs).forPath("/crud/stat", Helpers.bytes("abc"));
         Session.out("create storingStatIn: %s", stat(cs));
-        c.create().orSetData().forPath("/crud/upsert", Session.bytes("1"));
-        c.create().orSetData().forPath("/crud/upsert", Session.bytes("2"));
+        c.create().orSetData().forPath("/crud/upsert", Helpers.bytes("1"));
+        c.create().orSetData().forPath("/crud/upsert", Helpers.bytes("2"));
         Stat us = new Stat();
-        Session.out("create orSetData twice -> %s %s", Session.str(c.getData().storingStatIn(us).forPath("/crud/upsert")), stat(us));
-        c.create().idempotent().forPath("/crud/idem", Session.bytes("d"));
-        c.create().idempotent().forPath("/crud/idem", Session.bytes("d"));
+        Session.out("create orSetData twice -> %s %s", Helpers.str(c.getData().storingStatIn(us).forPath("/crud/upsert")), stat(us));
+        c.create().idempotent().forPath("/crud/idem", Helpers.bytes("d"));
+        c.create().idempotent().forPath("/crud/idem", Helpers.bytes("d"));
         Session.out("create idempotent twice -> ok; with other data -> %s", Session.fails(NODEEXISTS, "idempotent create",
-                () -> c.create().idempotent().forPath("/crud/idem", Session.bytes("e"))));
+                () -> c.create().idempotent().forPath("/crud/idem", Helpers.bytes("e"))));
         c.createContainers("/crud/containers/x");
         Session.out("createContainers -> %s", c.getChildren().forPath("/crud/containers"));
         byte[] big = new byte[900 * 1024];
@@ -141,7 +141,7 @@ final class BasicScenarios {
         c.create().forPath("/crud/big", big);
         Stat bs = new Stat();
         byte[] back = c.getData().storingStatIn(bs).forPath("/crud/big");
-        Session.check(java.util.Arrays.equals(big, back), "900 KiB of data did not round-trip");
+        Helpers.check(java.util.Arrays.equals(big, back), "900 KiB of data did not round-trip");
         Session.out("900 KiB node: dataLength=%d, read back equal", bs.getDataLength());
         Stat gs = new Stat();
         List<String> ck = new ArrayList<>(c.getChildren().storingStatIn(gs).forPath("/crud"));
@@ -153,11 +153,11 @@ final class BasicScenarios {
         c.create().inBackground((client, event) -> bg.add(event)).forPath(p);
         CuratorEvent ev = Session.next(bg, "background create");
         Session.out("background create existing -> %s %s %s", ev.getType(), KeeperException.Code.get(ev.getResultCode()), ev.getPath());
-        Session.equal(NODEEXISTS.intValue(), ev.getResultCode(), "background create result");
+        Helpers.equal(NODEEXISTS.intValue(), ev.getResultCode(), "background create result");
         c.getData().inBackground((client, event) -> bg.add(event)).forPath(p);
         ev = Session.next(bg, "background getData");
         Session.out("background getData -> %s %s %s version=%d", ev.getType(),
-                KeeperException.Code.get(ev.getResultCode()), Session.str(ev.getData()), ev.getStat().getVersion());
+                KeeperException.Code.get(ev.getResultCode()), Helpers.str(ev.getData()), ev.getStat().getVersion());
         c.getChildren().inBackground((client, event) -> bg.add(event)).forPath("/crud");
         ev = Session.next(bg, "background getChildren");
         List<String> bk = new ArrayList<>(ev.getChildren());
@@ -172,7 +172,7 @@ final class BasicScenarios {
         c.delete().withVersion(2).forPath(p);
         c.delete().guaranteed().deletingChildrenIfNeeded().forPath("/crud");
         Session.out("after guaranteed deletingChildrenIfNeeded: /crud exists=%b", c.checkExists().forPath("/crud") != null);
-        Session.check(c.checkExists().forPath("/crud") == null, "/crud survived its recursive delete");
+        Helpers.check(c.checkExists().forPath("/crud") == null, "/crud survived its recursive delete");
         Session.sync(raw, "/app");
         Session.out("un-namespaced client: /app children %s", raw.getChildren().forPath("/app"));
     }
@@ -191,49 +191,49 @@ final class BasicScenarios {
     /** transaction: a multi that succeeds and one that fails, per-op results. */
     static void transaction() throws Exception {
         CuratorFramework c = Session.client("tx");
-        c.create().forPath("/t", Session.bytes("t0"));
+        c.create().forPath("/t", Helpers.bytes("t0"));
         List<CuratorOp> ops = List.of(
-                c.transactionOp().create().forPath("/t/a", Session.bytes("a")),
-                c.transactionOp().create().withMode(CreateMode.PERSISTENT_SEQUENTIAL).forPath("/t/s-", Session.bytes("s")),
-                c.transactionOp().setData().withVersion(0).forPath("/t", Session.bytes("t1")),
+                c.transactionOp().create().forPath("/t/a", Helpers.bytes("a")),
+                c.transactionOp().create().withMode(CreateMode.PERSISTENT_SEQUENTIAL).forPath("/t/s-", Helpers.bytes("s")),
+                c.transactionOp().setData().withVersion(0).forPath("/t", Helpers.bytes("t1")),
                 c.transactionOp().check().withVersion(0).forPath("/t/a"),
                 c.transactionOp().create().forPath("/t/b"),
                 c.transactionOp().delete().forPath("/t/b"),
                 c.transactionOp().create().withTtl(60000).withMode(CreateMode.PERSISTENT_WITH_TTL).forPath("/t/ttl"),
                 c.transactionOp().create().withMode(CreateMode.CONTAINER).forPath("/t/box"),
                 c.transactionOp().create().withMode(CreateMode.EPHEMERAL).withACL(ZooDefs.Ids.READ_ACL_UNSAFE)
-                        .forPath("/t/ro", Session.bytes("ro")));
+                        .forPath("/t/ro", Helpers.bytes("ro")));
         Session.out("transaction of %d ops:", ops.size());
         for (CuratorTransactionResult r : c.transaction().forOperations(ops)) {
             Session.out("  %s", describe(r));
-            Session.equal(0, r.getError(), "op error");
+            Helpers.equal(0, r.getError(), "op error");
         }
-        Session.out("after: /t=%s /t/a=%s /t/b exists=%b", Session.str(c.getData().forPath("/t")),
-                Session.str(c.getData().forPath("/t/a")), c.checkExists().forPath("/t/b") != null);
+        Session.out("after: /t=%s /t/a=%s /t/b exists=%b", Helpers.str(c.getData().forPath("/t")),
+                Helpers.str(c.getData().forPath("/t/a")), c.checkExists().forPath("/t/b") != null);
         Session.out("after: /t/ro acl %s ephemeral=%b", acls(c.getACL().forPath("/t/ro")),
                 c.checkExists().forPath("/t/ro").getEphemeralOwner() != 0);
 
         List<CuratorOp> many = new ArrayList<>();
         for (int i = 0; i < 200; i++) {
-            many.add(c.transactionOp().create().forPath(String.format("/t/many/n%03d", i), Session.bytes("v" + i)));
+            many.add(c.transactionOp().create().forPath(String.format("/t/many/n%03d", i), Helpers.bytes("v" + i)));
         }
         c.create().forPath("/t/many");
         List<CuratorTransactionResult> mr = c.transaction().forOperations(many);
         List<String> mk = c.getChildren().forPath("/t/many");
         Session.out("transaction of 200 creates -> %d results, last %s; %d children",
                 mr.size(), mr.get(mr.size() - 1).getResultPath(), mk.size());
-        Session.equal(200, mk.size(), "children created by the multi");
+        Helpers.equal(200, mk.size(), "children created by the multi");
 
         List<CuratorOp> bad = List.of(
-                c.transactionOp().create().forPath("/t/c", Session.bytes("c")),
-                c.transactionOp().setData().withVersion(5).forPath("/t/a", Session.bytes("x")),
+                c.transactionOp().create().forPath("/t/c", Helpers.bytes("c")),
+                c.transactionOp().setData().withVersion(5).forPath("/t/a", Helpers.bytes("x")),
                 c.transactionOp().delete().forPath("/t/a"));
         try {
             c.transaction().forOperations(bad);
             throw new AssertionError("a transaction with a stale version succeeded");
         } catch (KeeperException e) {
             Session.out("failing transaction -> %s", e.code());
-            Session.equal(BADVERSION, e.code(), "failing transaction");
+            Helpers.equal(BADVERSION, e.code(), "failing transaction");
             for (OpResult r : e.getResults()) {
                 Session.out("  %s", describe(r));
             }
@@ -249,8 +249,8 @@ final class BasicScenarios {
             Session.out("  %s", describe(r));
         }
         Session.out("after failures: /t/c exists=%b /t/d exists=%b /t/a=%s", c.checkExists().forPath("/t/c") != null,
-                c.checkExists().forPath("/t/d") != null, Session.str(c.getData().forPath("/t/a")));
-        Session.check(c.checkExists().forPath("/t/c") == null, "a failed transaction's create took effect");
+                c.checkExists().forPath("/t/d") != null, Helpers.str(c.getData().forPath("/t/a")));
+        Helpers.check(c.checkExists().forPath("/t/c") == null, "a failed transaction's create took effect");
     }
 
     private static String describe(CuratorTransactionResult r) {
@@ -279,23 +279,23 @@ final class BasicScenarios {
         List<ACL> acl = List.of(
                 new ACL(ZooDefs.Perms.ALL, new Id("digest", alice)),
                 new ACL(ZooDefs.Perms.READ, new Id("digest", bob)));
-        ca.create().withACL(acl).forPath("/secret", Session.bytes("s0"));
+        ca.create().withACL(acl).forPath("/secret", Helpers.bytes("s0"));
         Session.out("getACL /secret -> %s", acls(ca.getACL().forPath("/secret")));
         for (CuratorFramework c : List.of(cb, wrong, sup, anon)) {
             Session.sync(c, "/secret");
         }
         Session.out("anonymous getData -> %s", Session.fails(NOAUTH, "anonymous read", () -> anon.getData().forPath("/secret")));
         Session.out("anonymous setData -> %s",
-                Session.fails(NOAUTH, "anonymous write", () -> anon.setData().forPath("/secret", Session.bytes("x"))));
+                Session.fails(NOAUTH, "anonymous write", () -> anon.setData().forPath("/secret", Helpers.bytes("x"))));
         Session.out("anonymous create child -> %s",
                 Session.fails(NOAUTH, "anonymous create", () -> anon.create().forPath("/secret/x")));
         Session.out("wrong password getData -> %s",
                 Session.fails(NOAUTH, "wrong password read", () -> wrong.getData().forPath("/secret")));
-        Session.out("bob getData -> %s", Session.str(cb.getData().forPath("/secret")));
+        Session.out("bob getData -> %s", Helpers.str(cb.getData().forPath("/secret")));
         Session.out("bob setData -> %s",
-                Session.fails(NOAUTH, "bob write", () -> cb.setData().forPath("/secret", Session.bytes("x"))));
-        Session.out("super getData -> %s", Session.str(sup.getData().forPath("/secret")));
-        Session.out("alice setData -> version=%d", ca.setData().forPath("/secret", Session.bytes("s1")).getVersion());
+                Session.fails(NOAUTH, "bob write", () -> cb.setData().forPath("/secret", Helpers.bytes("x"))));
+        Session.out("super getData -> %s", Helpers.str(sup.getData().forPath("/secret")));
+        Session.out("alice setData -> version=%d", ca.setData().forPath("/secret", Helpers.bytes("s1")).getVersion());
         ca.create().forPath("/secret/child");
         Session.out("alice setACL withVersion(5) -> %s", Session.fails(BADVERSION, "stale setACL",
                 () -> ca.setACL().withVersion(5).withACL(ZooDefs.Ids.OPEN_ACL_UNSAFE).forPath("/secret")));
@@ -306,11 +306,11 @@ final class BasicScenarios {
         Session.out("alice setACL again -> %s", Session.fails(NOAUTH, "setACL without ADMIN",
                 () -> ca.setACL().withACL(ZooDefs.Ids.OPEN_ACL_UNSAFE).forPath("/secret")));
         Session.sync(anon, "/secret");
-        Session.out("anonymous getData after setACL -> %s", Session.str(anon.getData().forPath("/secret")));
+        Session.out("anonymous getData after setACL -> %s", Helpers.str(anon.getData().forPath("/secret")));
 
-        ca.create().withACL(ZooDefs.Ids.CREATOR_ALL_ACL).forPath("/mine", Session.bytes("m"));
+        ca.create().withACL(ZooDefs.Ids.CREATOR_ALL_ACL).forPath("/mine", Helpers.bytes("m"));
         Session.out("CREATOR_ALL_ACL -> %s", acls(ca.getACL().forPath("/mine")));
-        Session.equal(List.of(new ACL(ZooDefs.Perms.ALL, new Id("digest", alice))), ca.getACL().forPath("/mine"), "CREATOR_ALL_ACL");
+        Helpers.equal(List.of(new ACL(ZooDefs.Perms.ALL, new Id("digest", alice))), ca.getACL().forPath("/mine"), "CREATOR_ALL_ACL");
         Session.out("anonymous create with CREATOR_ALL_ACL -> %s", Session.fails(INVALIDACL, "anonymous creator ACL",
                 () -> anon.create().withACL(ZooDefs.Ids.CREATOR_ALL_ACL).forPath("/theirs")));
         Session.sync(cb, "/mine");
@@ -318,7 +318,7 @@ final class BasicScenarios {
     }
 
     private static CuratorFramework authed(String userPassword) throws InterruptedException {
-        return Session.start(Session.builder("acl").authorization("digest", Session.bytes(userPassword)).build());
+        return Session.start(Session.builder("acl").authorization("digest", Helpers.bytes(userPassword)).build());
     }
 
     private static String acls(List<ACL> list) {
@@ -333,13 +333,13 @@ final class BasicScenarios {
     static void session() throws Exception {
         CuratorFramework x = Session.client("sess");
         CuratorFramework y = Session.client("sess");
-        x.create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL).forPath("/s/e1", Session.bytes("1"));
+        x.create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL).forPath("/s/e1", Helpers.bytes("1"));
         x.create().withMode(CreateMode.EPHEMERAL).forPath("/s/e2");
         x.create().forPath("/s/p");
         Session.sync(y, "/s");
         BlockingQueue<WatchedEvent> events = new LinkedBlockingQueue<>();
         Stat st = y.checkExists().usingWatcher((Watcher) events::add).forPath("/s/e1");
-        Session.check(st != null && st.getEphemeralOwner() != 0, "/s/e1 is not an ephemeral seen by the other client");
+        Helpers.check(st != null && st.getEphemeralOwner() != 0, "/s/e1 is not an ephemeral seen by the other client");
         List<String> kids = new ArrayList<>(y.getChildren().forPath("/s"));
         Collections.sort(kids);
         Session.out("other client sees %s", kids);
@@ -348,11 +348,11 @@ final class BasicScenarios {
         Session.close(x);
         WatchedEvent e = Session.next(events, "deletion of the closed session's ephemeral");
         Session.out("after the owner closed: watch %s %s", e.getType(), e.getPath());
-        Session.equal(Watcher.Event.EventType.NodeDeleted, e.getType(), "event type");
+        Helpers.equal(Watcher.Event.EventType.NodeDeleted, e.getType(), "event type");
         kids = new ArrayList<>(y.getChildren().forPath("/s"));
         Collections.sort(kids);
         Session.out("other client sees %s", kids);
-        Session.equal(List.of("p"), kids, "children after the owner closed");
+        Helpers.equal(List.of("p"), kids, "children after the owner closed");
     }
 
     /**
@@ -370,14 +370,14 @@ final class BasicScenarios {
         CuratorFramework o = Session.client("expiry");
         c.create().creatingParentsIfNeeded().withMode(CreateMode.EPHEMERAL).forPath("/e/plain");
         org.apache.curator.framework.recipes.nodes.PersistentNode pn = new org.apache.curator.framework.recipes.nodes.PersistentNode(
-                c, CreateMode.EPHEMERAL, false, "/e/pn", Session.bytes("pn"));
+                c, CreateMode.EPHEMERAL, false, "/e/pn", Helpers.bytes("pn"));
         pn.start();
         try {
-            Session.check(pn.waitForInitialCreate(Session.WAIT_SECONDS, java.util.concurrent.TimeUnit.SECONDS),
+            Helpers.check(pn.waitForInitialCreate(Session.WAIT_SECONDS, java.util.concurrent.TimeUnit.SECONDS),
                     "PersistentNode not created");
             Session.sync(o, "/e");
             WatchScenarios.Recorder w = new WatchScenarios.Recorder();
-            Session.check(o.checkExists().usingWatcher(w).forPath("/e/plain") != null, "the other client does not see /e/plain");
+            Helpers.check(o.checkExists().usingWatcher(w).forPath("/e/plain") != null, "the other client does not see /e/plain");
 
             ZooKeeper zk = c.getZookeeperClient().getZooKeeper();
             long old = zk.getSessionId();
@@ -388,7 +388,7 @@ final class BasicScenarios {
                 }
             }, old, zk.getSessionPasswd());
             Session.await(up, "second handle on the session");
-            Session.equal(old, killer.getSessionId(), "second handle's session");
+            Helpers.equal(old, killer.getSessionId(), "second handle's session");
             killer.close();
             Session.out("session closed by a second handle; other client's watch: %s", w.next("ephemeral deletion"));
 
@@ -405,7 +405,7 @@ final class BasicScenarios {
             System.err.println("expiry: connection states " + seen);
             Session.out("client states: LOST, then RECONNECTED");
             long now = c.getZookeeperClient().getZooKeeper().getSessionId();
-            Session.check(now != old, "the client kept its closed session");
+            Helpers.check(now != old, "the client kept its closed session");
             Session.waitUntil("PersistentNode recreated under the new session", () -> {
                 Session.sync(o, "/e");
                 Stat st = o.checkExists().forPath("/e/pn");

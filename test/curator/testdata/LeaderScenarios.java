@@ -45,7 +45,7 @@ final class LeaderScenarios {
         }
         try {
             ls[0].start();
-            Session.check(ls[0].await(SECONDS, TimeUnit.SECONDS), "the only participant did not lead");
+            Helpers.check(ls[0].await(SECONDS, TimeUnit.SECONDS), "the only participant did not lead");
             Session.out("listener: %s", Session.next(changes, "first leader"));
             for (int i = 1; i < 3; i++) {
                 LeaderLatch l = ls[i];
@@ -58,18 +58,18 @@ final class LeaderScenarios {
             for (int i = 0; i < 3; i++) {
                 Session.sync(cs[i], "/latch");
                 Session.out("p%d sees leader %s", i, ls[i].getLeader().getId());
-                Session.equal("p0", ls[i].getLeader().getId(), "leader");
+                Helpers.equal("p0", ls[i].getLeader().getId(), "leader");
             }
 
             ls[0].close();
-            Session.check(ls[1].await(SECONDS, TimeUnit.SECONDS), "no new leader after the leader closed its latch");
+            Helpers.check(ls[1].await(SECONDS, TimeUnit.SECONDS), "no new leader after the leader closed its latch");
             Session.out("leader p0 closed its latch; listener: %s", Session.next(changes, "second leader"));
             Session.out("hasLeadership %s", leadership(ls));
             Session.sync(cs[2], "/latch");
             Session.out("p2 sees participants %s", participants(ls[2]));
 
             Session.close(cs[1]);
-            Session.check(ls[2].await(SECONDS, TimeUnit.SECONDS), "no new leader after the leader's session closed");
+            Helpers.check(ls[2].await(SECONDS, TimeUnit.SECONDS), "no new leader after the leader's session closed");
             String next;
             do {
                 next = Session.next(changes, "third leader");
@@ -99,7 +99,7 @@ final class LeaderScenarios {
                 leaders++;
             }
         }
-        Session.equal(1, leaders, "number of leaders " + s);
+        Helpers.equal(1, leaders, "number of leaders " + s);
         return s.toString();
     }
 
@@ -146,7 +146,7 @@ final class LeaderScenarios {
                 Session.out("led: s0 at least twice (autoRequeue), s1 %d, s2 %d; most at once %d",
                         Collections.frequency(leaders, "s1"), Collections.frequency(leaders, "s2"), most.get());
             }
-            Session.equal(1, most.get(), "most concurrent leaders");
+            Helpers.equal(1, most.get(), "most concurrent leaders");
         } finally {
             for (LeaderSelector s : sels) {
                 s.close();

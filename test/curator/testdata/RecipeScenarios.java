@@ -81,7 +81,7 @@ final class RecipeScenarios {
                                 && cs[2].getChildren().forPath("/double").size() == 2;
                     });
                     Session.out("two of three members wait: entered=%d", entered.get());
-                    Session.equal(0, entered.get(), "members entered before the third arrived");
+                    Helpers.equal(0, entered.get(), "members entered before the third arrived");
                 }
                 members.add(ex.submit(member));
             }
@@ -90,7 +90,7 @@ final class RecipeScenarios {
                 res.add(f.get(3 * SECONDS, TimeUnit.SECONDS));
             }
             Session.out("double barrier enter and leave -> %s, entered=%d", res, entered.get());
-            Session.equal(List.of(true, true, true), res, "double barrier results");
+            Helpers.equal(List.of(true, true, true), res, "double barrier results");
         } finally {
             ex.shutdownNow();
         }
@@ -117,14 +117,14 @@ final class RecipeScenarios {
         try {
             VersionedValue<Integer> stale = b.getVersionedValue();
             Session.out("initial: a=%d b=%d", a.getCount(), stale.getValue());
-            Session.check(a.trySetCount(a.getVersionedValue(), 5), "trySetCount with the current version failed");
+            Helpers.check(a.trySetCount(a.getVersionedValue(), 5), "trySetCount with the current version failed");
             Session.out("a trySetCount(current, 5) -> true");
             Session.out("b listener sees %d", Session.next(seenByB, "count change"));
             boolean ok = b.trySetCount(stale, 7);
             Session.out("b trySetCount(stale, 7) -> %b", ok);
-            Session.check(!ok, "trySetCount with a stale version succeeded");
+            Helpers.check(!ok, "trySetCount with a stale version succeeded");
             Session.waitUntil("b's count catches up", () -> b.getCount() == 5);
-            Session.check(b.trySetCount(b.getVersionedValue(), 7), "trySetCount with the fresh version failed");
+            Helpers.check(b.trySetCount(b.getVersionedValue(), 7), "trySetCount with the fresh version failed");
             Session.out("b trySetCount(fresh, 7) -> true");
             Session.waitUntil("a sees 7", () -> a.getCount() == 7);
             a.setCount(9);
@@ -151,24 +151,24 @@ final class RecipeScenarios {
             tasks.add(() -> {
                 for (int k = 0; k < each; k++) {
                     AtomicValue<Long> v = n.increment();
-                    Session.check(v.succeeded(), "increment did not succeed");
-                    Session.check(v.postValue() == v.preValue() + 1, "increment %d -> %d", v.preValue(), v.postValue());
+                    Helpers.check(v.succeeded(), "increment did not succeed");
+                    Helpers.check(v.postValue() == v.preValue() + 1, "increment %d -> %d", v.preValue(), v.postValue());
                 }
                 return each;
             });
         }
-        Session.parallel(tasks);
+        Helpers.parallel(3 * SECONDS, tasks);
         DistributedAtomicLong n = longs.get(0);
         Session.sync(cs.get(0), "/n");
         AtomicValue<Long> got = n.get();
         Session.out("3 clients x %d increments -> %d", each, got.postValue());
-        Session.equal(30L, got.postValue(), "value");
+        Helpers.equal(30L, got.postValue(), "value");
         AtomicValue<Long> cas = n.compareAndSet(30L, 100L);
         Session.out("compareAndSet(30, 100) -> %b", cas.succeeded());
         Session.sync(cs.get(1), "/n");
         cas = longs.get(1).compareAndSet(30L, 5L);
         Session.out("compareAndSet(30, 5) -> %b, value %d", cas.succeeded(), cas.preValue());
-        Session.check(!cas.succeeded(), "compareAndSet with a stale expectation succeeded");
+        Helpers.check(!cas.succeeded(), "compareAndSet with a stale expectation succeeded");
         Session.out("decrement -> %d, add(11) -> %d", n.decrement().postValue(), n.add(11L).postValue());
         Session.sync(cs.get(2), "/n");
         Session.out("initialize on an existing value -> %b", longs.get(2).initialize(0L));
@@ -181,26 +181,26 @@ final class RecipeScenarios {
         SimpleDistributedQueue in = new SimpleDistributedQueue(producer, "/simple");
         SimpleDistributedQueue out = new SimpleDistributedQueue(consumer, "/simple");
         for (int i = 0; i < 10; i++) {
-            Session.check(in.offer(Session.bytes("m" + i)), "offer failed");
+            Helpers.check(in.offer(Helpers.bytes("m" + i)), "offer failed");
         }
         List<String> got = new ArrayList<>();
         for (int i = 0; i < 10; i++) {
             byte[] b = out.poll(SECONDS, TimeUnit.SECONDS);
-            Session.check(b != null, "queue item %d did not arrive", i);
-            got.add(Session.str(b));
+            Helpers.check(b != null, "queue item %d did not arrive", i);
+            got.add(Helpers.str(b));
         }
         Session.out("SimpleDistributedQueue took %s", got);
-        Session.out("poll on the empty queue -> %s", Session.str(out.poll()));
+        Session.out("poll on the empty queue -> %s", Helpers.str(out.poll()));
 
         QueueSerializer<String> ser = new QueueSerializer<>() {
             @Override
             public byte[] serialize(String s) {
-                return Session.bytes(s);
+                return Helpers.bytes(s);
             }
 
             @Override
             public String deserialize(byte[] b) {
-                return Session.str(b);
+                return Helpers.str(b);
             }
         };
         BlockingQueue<String> consumed = new LinkedBlockingQueue<>();
@@ -226,7 +226,7 @@ final class RecipeScenarios {
                 jobs.add(Session.next(consumed, "queued job"));
             }
             Session.out("DistributedQueue consumer got %s", jobs);
-            Session.equal(List.of("job0", "job1", "job2", "job3", "job4"), jobs, "job order");
+            Helpers.equal(List.of("job0", "job1", "job2", "job3", "job4"), jobs, "job order");
         } finally {
             pq.close();
             cq.close();
@@ -237,20 +237,20 @@ final class RecipeScenarios {
     static void nodes() throws Exception {
         CuratorFramework owner = Session.client("nodes");
         CuratorFramework other = Session.client("nodes");
-        PersistentNode pn = new PersistentNode(owner, CreateMode.EPHEMERAL, false, "/pn/member", Session.bytes("a"));
+        PersistentNode pn = new PersistentNode(owner, CreateMode.EPHEMERAL, false, "/pn/member", Helpers.bytes("a"));
         pn.start();
         try {
-            Session.check(pn.waitForInitialCreate(SECONDS, TimeUnit.SECONDS), "PersistentNode not created");
+            Helpers.check(pn.waitForInitialCreate(SECONDS, TimeUnit.SECONDS), "PersistentNode not created");
             Session.out("PersistentNode created at %s", pn.getActualPath());
             Session.sync(other, "/pn/member");
             Stat st = other.checkExists().forPath("/pn/member");
-            Session.check(st != null && st.getEphemeralOwner() != 0, "the PersistentNode is not an ephemeral");
+            Helpers.check(st != null && st.getEphemeralOwner() != 0, "the PersistentNode is not an ephemeral");
             other.delete().forPath("/pn/member");
-            Session.out("other client deleted it; recreated with data %s", Session.str(waitForNode(other, "/pn/member")));
-            pn.setData(Session.bytes("b"));
+            Session.out("other client deleted it; recreated with data %s", Helpers.str(waitForNode(other, "/pn/member")));
+            pn.setData(Helpers.bytes("b"));
             Session.waitUntil("the new data", () -> {
                 Session.sync(other, "/pn/member");
-                return "b".equals(Session.str(other.getData().forPath("/pn/member")));
+                return "b".equals(Helpers.str(other.getData().forPath("/pn/member")));
             });
             Session.out("setData reaches the other client");
         } finally {
@@ -259,8 +259,8 @@ final class RecipeScenarios {
         Session.sync(other, "/pn/member");
         Session.out("after close: exists=%b", other.checkExists().forPath("/pn/member") != null);
 
-        GroupMember g1 = new GroupMember(owner, "/group", "m1", Session.bytes("one"));
-        GroupMember g2 = new GroupMember(other, "/group", "m2", Session.bytes("two"));
+        GroupMember g1 = new GroupMember(owner, "/group", "m1", Helpers.bytes("one"));
+        GroupMember g2 = new GroupMember(other, "/group", "m2", Helpers.bytes("two"));
         g1.start();
         g2.start();
         try {
@@ -279,7 +279,7 @@ final class RecipeScenarios {
 
     private static Map<String, String> members(GroupMember g) {
         Map<String, String> m = new TreeMap<>();
-        g.getCurrentMembers().forEach((k, v) -> m.put(k, Session.str(v)));
+        g.getCurrentMembers().forEach((k, v) -> m.put(k, Helpers.str(v)));
         return m;
     }
 
@@ -335,7 +335,7 @@ final class RecipeScenarios {
             cache.start();
             try {
                 Session.out("ServiceProvider instances %s", ids(provider.getAllInstances()));
-                Session.check(provider.getInstance() != null, "ServiceProvider gave no instance");
+                Helpers.check(provider.getInstance() != null, "ServiceProvider gave no instance");
                 Session.out("ServiceCache instances %s", ids(cache.getInstances()));
                 reg.registerService(instance("web", "web-3", 8082, "red"));
                 Session.next(changes, "service cache change");

@@ -1,15 +1,9 @@
 import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.curator.framework.CuratorFramework;
@@ -119,13 +113,7 @@ public final class Session {
             OUT.println(msg);
             OUT.flush();
             System.err.println(msg);
-            for (Map.Entry<Thread, StackTraceElement[]> e : Thread.getAllStackTraces().entrySet()) {
-                System.err.println("thread " + e.getKey().getName());
-                for (StackTraceElement f : e.getValue()) {
-                    System.err.println("\tat " + f);
-                }
-            }
-            System.err.flush();
+            Helpers.printThreads();
             Runtime.getRuntime().halt(3);
         }, "watchdog");
         w.setDaemon(true);
@@ -164,7 +152,7 @@ public final class Session {
             clients.add(c);
         }
         c.start();
-        check(c.blockUntilConnected((int) WAIT_SECONDS, TimeUnit.SECONDS), "client did not connect within %ds", WAIT_SECONDS);
+        Helpers.check(c.blockUntilConnected((int) WAIT_SECONDS, TimeUnit.SECONDS), "client did not connect within %ds", WAIT_SECONDS);
         return c;
     }
 
@@ -187,20 +175,6 @@ public final class Session {
         }
     }
 
-    /** check fails the scenario with the message unless ok holds. */
-    static void check(boolean ok, String format, Object... args) {
-        if (!ok) {
-            throw new AssertionError(String.format(format, args));
-        }
-    }
-
-    /** equal fails the scenario unless got equals want. */
-    static void equal(Object want, Object got, String what) {
-        if (!java.util.Objects.equals(want, got)) {
-            throw new AssertionError(what + ": got " + got + ", want " + want);
-        }
-    }
-
     /**
      * fails runs body, requires it to throw a KeeperException with the given
      * code and returns the code's name.
@@ -209,7 +183,7 @@ public final class Session {
         try {
             body.run();
         } catch (KeeperException e) {
-            equal(want, e.code(), what + " error");
+            Helpers.equal(want, e.code(), what + " error");
             return e.code().name();
         }
         throw new AssertionError(what + ": succeeded, want " + want);
@@ -217,13 +191,13 @@ public final class Session {
 
     /** await waits for the latch to reach zero. */
     static void await(CountDownLatch l, String what) throws InterruptedException {
-        check(l.await(WAIT_SECONDS, TimeUnit.SECONDS), "%s: not within %ds", what, WAIT_SECONDS);
+        Helpers.check(l.await(WAIT_SECONDS, TimeUnit.SECONDS), "%s: not within %ds", what, WAIT_SECONDS);
     }
 
     /** next takes the next element of q, waiting for it. */
     static <T> T next(BlockingQueue<T> q, String what) throws InterruptedException {
         T v = q.poll(WAIT_SECONDS, TimeUnit.SECONDS);
-        check(v != null, "%s: nothing within %ds", what, WAIT_SECONDS);
+        Helpers.check(v != null, "%s: nothing within %ds", what, WAIT_SECONDS);
         return v;
     }
 
@@ -231,7 +205,7 @@ public final class Session {
     static void waitUntil(String what, Check cond) throws Exception {
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
         while (!cond.ok()) {
-            check(System.nanoTime() < end, "%s: not within %ds", what, WAIT_SECONDS);
+            Helpers.check(System.nanoTime() < end, "%s: not within %ds", what, WAIT_SECONDS);
             Thread.sleep(10);
         }
     }
@@ -249,45 +223,6 @@ public final class Session {
             done.countDown();
         }).forPath(path);
         await(done, "sync " + path);
-        equal(0, rc[0], "sync " + path + " result code");
-    }
-
-    /**
-     * parallel runs the tasks on their own threads and returns their
-     * results in order, failing if any throws or runs past the wait limit.
-     */
-    static <T> List<T> parallel(List<Callable<T>> tasks) throws Exception {
-        ExecutorService ex = Executors.newFixedThreadPool(tasks.size());
-        try {
-            List<Future<T>> fs = new ArrayList<>();
-            for (Callable<T> task : tasks) {
-                fs.add(ex.submit(task));
-            }
-            List<T> res = new ArrayList<>();
-            for (Future<T> f : fs) {
-                try {
-                    res.add(f.get(3 * WAIT_SECONDS, TimeUnit.SECONDS));
-                } catch (java.util.concurrent.ExecutionException e) {
-                    if (e.getCause() instanceof Exception x) {
-                        throw x;
-                    }
-                    if (e.getCause() instanceof Error x) {
-                        throw x;
-                    }
-                    throw e;
-                }
-            }
-            return res;
-        } finally {
-            ex.shutdownNow();
-        }
-    }
-
-    static byte[] bytes(String s) {
-        return s.getBytes(StandardCharsets.UTF_8);
-    }
-
-    static String str(byte[] b) {
-        return b == null ? "null" : new String(b, StandardCharsets.UTF_8);
+        Helpers.equal(0, rc[0], "sync " + path + " result code");
     }
 }

@@ -39,27 +39,27 @@ final class WatchScenarios {
     static void oneTime() throws Exception {
         CuratorFramework w = Session.client("watch");
         CuratorFramework m = Session.client("watch");
-        m.create().forPath("/w", Session.bytes("0"));
+        m.create().forPath("/w", Helpers.bytes("0"));
         Session.sync(w, "/w");
 
         Recorder a = new Recorder();
-        Session.out("getData with watcher a -> %s", Session.str(w.getData().usingWatcher(a).forPath("/w")));
-        m.setData().forPath("/w", Session.bytes("1"));
+        Session.out("getData with watcher a -> %s", Helpers.str(w.getData().usingWatcher(a).forPath("/w")));
+        m.setData().forPath("/w", Helpers.bytes("1"));
         Session.out("watcher a: %s", a.next("data watch"));
-        m.setData().forPath("/w", Session.bytes("2"));
+        m.setData().forPath("/w", Helpers.bytes("2"));
         Session.sync(w, "/w");
         Recorder b = new Recorder();
-        Session.out("getData with watcher b -> %s", Session.str(w.getData().usingWatcher(b).forPath("/w")));
-        m.setData().forPath("/w", Session.bytes("3"));
+        Session.out("getData with watcher b -> %s", Helpers.str(w.getData().usingWatcher(b).forPath("/w")));
+        m.setData().forPath("/w", Helpers.bytes("3"));
         Session.out("watcher b: %s", b.next("second data watch"));
         // Notifications reach a session in order: had a fired for "2" or
         // "3", it would have been queued before b's event.
-        Session.check(a.events.isEmpty(), "one-time watcher a fired again: %s", a.events);
+        Helpers.check(a.events.isEmpty(), "one-time watcher a fired again: %s", a.events);
         Session.out("watcher a fired once");
 
         Recorder c = new Recorder();
         Session.out("checkExists /w2 with watcher -> %s", w.checkExists().usingWatcher(c).forPath("/w2"));
-        m.create().forPath("/w2", Session.bytes("x"));
+        m.create().forPath("/w2", Helpers.bytes("x"));
         Session.out("exists watcher: %s", c.next("exists watch"));
 
         BlockingQueue<String> cw = new LinkedBlockingQueue<>();
@@ -70,7 +70,7 @@ final class WatchScenarios {
 
         Session.sync(w, "/w2");
         Recorder d = new Recorder();
-        Session.out("getData /w2 with watcher -> %s", Session.str(w.getData().usingWatcher(d).forPath("/w2")));
+        Session.out("getData /w2 with watcher -> %s", Helpers.str(w.getData().usingWatcher(d).forPath("/w2")));
         m.delete().forPath("/w2");
         Session.out("data watcher on delete: %s", d.next("delete watch"));
 
@@ -87,8 +87,8 @@ final class WatchScenarios {
                 listened.add(event.getType() + " " + event.getWatchedEvent().getType() + " " + event.getPath());
             }
         });
-        Session.out("getData watched() -> %s", Session.str(w.getData().watched().forPath("/w")));
-        m.setData().forPath("/w", Session.bytes("3b"));
+        Session.out("getData watched() -> %s", Helpers.str(w.getData().watched().forPath("/w")));
+        m.setData().forPath("/w", Helpers.bytes("3b"));
         Session.out("CuratorListener: %s", Session.next(listened, "watched() event"));
 
         Recorder r = new Recorder();
@@ -99,17 +99,17 @@ final class WatchScenarios {
                 () -> w.watchers().remove(r).ofType(Watcher.WatcherType.Data).forPath("/w")));
         Recorder s = new Recorder();
         w.getData().usingWatcher(s).forPath("/w");
-        m.setData().forPath("/w", Session.bytes("4"));
+        m.setData().forPath("/w", Helpers.bytes("4"));
         Session.out("watcher set after the removal: %s", s.next("data watch after removal"));
-        Session.check(r.events.isEmpty(), "a removed watcher fired: %s", r.events);
+        Helpers.check(r.events.isEmpty(), "a removed watcher fired: %s", r.events);
     }
 
     /** cache: CuratorCache sees the initial tree, then each change in order. */
     static void cache() throws Exception {
         CuratorFramework k = Session.client("cache");
         CuratorFramework m = Session.client("cache");
-        m.create().creatingParentsIfNeeded().forPath("/c/pre", Session.bytes("p"));
-        m.setData().forPath("/c", Session.bytes("root"));
+        m.create().creatingParentsIfNeeded().forPath("/c/pre", Helpers.bytes("p"));
+        m.setData().forPath("/c", Helpers.bytes("root"));
         Session.sync(k, "/c");
 
         BlockingQueue<String> events = new LinkedBlockingQueue<>();
@@ -122,18 +122,18 @@ final class WatchScenarios {
         try {
             printInitial(events, "initial cache events");
             Session.Body[] steps = {
-                () -> m.create().forPath("/c/a", Session.bytes("1")),
-                () -> m.setData().forPath("/c/a", Session.bytes("2")),
-                () -> m.create().forPath("/c/a/b", Session.bytes("x")),
-                () -> m.setData().forPath("/c", Session.bytes("root2")),
+                () -> m.create().forPath("/c/a", Helpers.bytes("1")),
+                () -> m.setData().forPath("/c/a", Helpers.bytes("2")),
+                () -> m.create().forPath("/c/a/b", Helpers.bytes("x")),
+                () -> m.setData().forPath("/c", Helpers.bytes("root2")),
                 () -> m.delete().forPath("/c/a/b"),
                 () -> m.delete().forPath("/c/a"),
-                () -> m.create().forPath("/c/z", Session.bytes("end")),
+                () -> m.create().forPath("/c/z", Helpers.bytes("end")),
             };
             runSteps(steps, events, "cache event");
-            Session.check(events.isEmpty(), "unexpected cache events %s", events);
+            Helpers.check(events.isEmpty(), "unexpected cache events %s", events);
             List<String> contents = new ArrayList<>();
-            cache.stream().forEach(cd -> contents.add(cd.getPath() + "=" + Session.str(cd.getData())));
+            cache.stream().forEach(cd -> contents.add(cd.getPath() + "=" + Helpers.str(cd.getData())));
             Collections.sort(contents);
             Session.out("cache contents %s", contents);
         } finally {
@@ -146,14 +146,14 @@ final class WatchScenarios {
     static void treeCache() throws Exception {
         CuratorFramework k = Session.client("treecache");
         CuratorFramework m = Session.client("treecache");
-        m.create().creatingParentsIfNeeded().forPath("/t/pre", Session.bytes("p"));
+        m.create().creatingParentsIfNeeded().forPath("/t/pre", Helpers.bytes("p"));
         Session.sync(k, "/t");
         BlockingQueue<String> events = new LinkedBlockingQueue<>();
         TreeCache cache = TreeCache.newBuilder(k, "/t").build();
         cache.getListenable().addListener((client, e) -> {
             switch (e.getType()) {
                 case NODE_ADDED, NODE_UPDATED, NODE_REMOVED -> events.add(e.getType() + " " + e.getData().getPath()
-                        + " data=" + Session.str(e.getData().getData()));
+                        + " data=" + Helpers.str(e.getData().getData()));
                 case INITIALIZED -> events.add("initialized");
                 default -> { }
             }
@@ -162,12 +162,12 @@ final class WatchScenarios {
         try {
             printInitial(events, "initial tree cache events");
             Session.Body[] steps = {
-                () -> m.create().forPath("/t/a", Session.bytes("1")),
-                () -> m.setData().forPath("/t/a", Session.bytes("2")),
-                () -> m.create().forPath("/t/a/b", Session.bytes("x")),
+                () -> m.create().forPath("/t/a", Helpers.bytes("1")),
+                () -> m.setData().forPath("/t/a", Helpers.bytes("2")),
+                () -> m.create().forPath("/t/a/b", Helpers.bytes("x")),
                 () -> m.delete().forPath("/t/a/b"),
                 () -> m.delete().forPath("/t/a"),
-                () -> m.setData().forPath("/t", Session.bytes("root")),
+                () -> m.setData().forPath("/t", Helpers.bytes("root")),
             };
             runSteps(steps, events, "tree cache event");
             Session.out("current children of /t: %s", new java.util.TreeSet<>(cache.getCurrentChildren("/t").keySet()));
@@ -181,10 +181,10 @@ final class WatchScenarios {
         ChildData any = data != null ? data : old;
         b.append(' ').append(any.getPath());
         if (data != null) {
-            b.append(" data=").append(Session.str(data.getData()));
+            b.append(" data=").append(Helpers.str(data.getData()));
         }
         if (old != null) {
-            b.append(" old=").append(Session.str(old.getData()));
+            b.append(" old=").append(Helpers.str(old.getData()));
         }
         return b.toString();
     }
@@ -193,17 +193,17 @@ final class WatchScenarios {
     static void persistent() throws Exception {
         CuratorFramework p = Session.client("persist");
         CuratorFramework m = Session.client("persist");
-        m.create().forPath("/r", Session.bytes("r"));
-        m.create().forPath("/flat", Session.bytes("f"));
+        m.create().forPath("/r", Helpers.bytes("r"));
+        m.create().forPath("/flat", Helpers.bytes("f"));
         Session.sync(p, "/");
 
         Recorder rec = new Recorder();
         p.watchers().add().withMode(AddWatchMode.PERSISTENT_RECURSIVE).usingWatcher(rec).forPath("/r");
         Session.Body[] steps = {
-            () -> m.create().forPath("/r/a", Session.bytes("1")),
-            () -> m.setData().forPath("/r/a", Session.bytes("2")),
+            () -> m.create().forPath("/r/a", Helpers.bytes("1")),
+            () -> m.setData().forPath("/r/a", Helpers.bytes("2")),
             () -> m.create().forPath("/r/a/b"),
-            () -> m.setData().forPath("/r", Session.bytes("r2")),
+            () -> m.setData().forPath("/r", Helpers.bytes("r2")),
             () -> m.delete().forPath("/r/a/b"),
             () -> m.delete().forPath("/r/a"),
             () -> m.create().forPath("/r/z"),
@@ -217,17 +217,17 @@ final class WatchScenarios {
         p.watchers().add().withMode(AddWatchMode.PERSISTENT).usingWatcher(flat).forPath("/flat");
         m.create().forPath("/flat/x");
         Session.out("persistent: %s", flat.next("persistent event"));
-        m.setData().forPath("/flat", Session.bytes("f2"));
+        m.setData().forPath("/flat", Helpers.bytes("f2"));
         Session.out("persistent: %s", flat.next("persistent event"));
-        m.setData().forPath("/flat/x", Session.bytes("x2"));
-        m.setData().forPath("/flat", Session.bytes("f3"));
+        m.setData().forPath("/flat/x", Helpers.bytes("x2"));
+        m.setData().forPath("/flat", Helpers.bytes("f3"));
         // A change below /flat must not fire the non-recursive watch: the
         // next event is the later change of /flat itself.
         Session.out("persistent: %s", flat.next("persistent event"));
 
         // (The 3.8 client cannot remove a persistent watch: it looks only
         // at standard watches and throws NoWatcherException.)
-        Session.check(rec.events.isEmpty(), "unexpected recursive events %s", rec.events);
+        Helpers.check(rec.events.isEmpty(), "unexpected recursive events %s", rec.events);
     }
 
     /**

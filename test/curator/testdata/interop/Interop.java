@@ -4,11 +4,6 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.Callable;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.curator.framework.CuratorFramework;
@@ -96,13 +91,7 @@ public final class Interop {
                 return;
             }
             say("FAIL deadline of %ds passed", seconds);
-            for (Map.Entry<Thread, StackTraceElement[]> e : Thread.getAllStackTraces().entrySet()) {
-                System.err.println("thread " + e.getKey().getName());
-                for (StackTraceElement f : e.getValue()) {
-                    System.err.println("\tat " + f);
-                }
-            }
-            System.err.flush();
+            Helpers.printThreads();
             Runtime.getRuntime().halt(3);
         }, "watchdog");
         w.setDaemon(true);
@@ -120,13 +109,13 @@ public final class Interop {
     /** hear reads the Go side's next line (the watchdog bounds the wait). */
     static String hear() throws Exception {
         String line = IN.readLine();
-        check(line != null, "the Go side closed stdin");
+        Helpers.check(line != null, "the Go side closed stdin");
         return line;
     }
 
     /** expect reads the Go side's next line and requires it to be want. */
     static void expect(String want) throws Exception {
-        equal(want, hear(), "line from the Go side");
+        Helpers.equal(want, hear(), "line from the Go side");
     }
 
     /** client starts a client and waits until it connects. */
@@ -139,20 +128,8 @@ public final class Interop {
                 .build();
         clients.add(c);
         c.start();
-        check(c.blockUntilConnected((int) WAIT_SECONDS, TimeUnit.SECONDS), "client did not connect within %ds", WAIT_SECONDS);
+        Helpers.check(c.blockUntilConnected((int) WAIT_SECONDS, TimeUnit.SECONDS), "client did not connect within %ds", WAIT_SECONDS);
         return c;
-    }
-
-    static void check(boolean ok, String format, Object... args) {
-        if (!ok) {
-            throw new AssertionError(String.format(format, args));
-        }
-    }
-
-    static void equal(Object want, Object got, String what) {
-        if (!java.util.Objects.equals(want, got)) {
-            throw new AssertionError(what + ": got " + got + ", want " + want);
-        }
     }
 
     /**
@@ -163,49 +140,13 @@ public final class Interop {
      */
     static void exclusive(CuratorFramework c, String dir, String who) throws Exception {
         try {
-            c.create().withMode(CreateMode.EPHEMERAL).forPath(dir + "/inside", bytes(who));
+            c.create().withMode(CreateMode.EPHEMERAL).forPath(dir + "/inside", Helpers.bytes(who));
         } catch (KeeperException.NodeExistsException e) {
-            String other = str(c.getData().forPath(dir + "/inside"));
+            String other = Helpers.str(c.getData().forPath(dir + "/inside"));
             throw new AssertionError(who + " entered the critical section while " + other + " was in it");
         }
-        int n = Integer.parseInt(str(c.getData().forPath(dir + "/counter")));
-        c.setData().forPath(dir + "/counter", bytes(Integer.toString(n + 1)));
+        int n = Integer.parseInt(Helpers.str(c.getData().forPath(dir + "/counter")));
+        c.setData().forPath(dir + "/counter", Helpers.bytes(Integer.toString(n + 1)));
         c.delete().forPath(dir + "/inside");
-    }
-
-    /** parallel runs the tasks on their own threads and returns their results. */
-    static <T> List<T> parallel(List<Callable<T>> tasks) throws Exception {
-        ExecutorService ex = Executors.newFixedThreadPool(tasks.size());
-        try {
-            List<Future<T>> fs = new ArrayList<>();
-            for (Callable<T> task : tasks) {
-                fs.add(ex.submit(task));
-            }
-            List<T> res = new ArrayList<>();
-            for (Future<T> f : fs) {
-                try {
-                    res.add(f.get(2 * WAIT_SECONDS, TimeUnit.SECONDS));
-                } catch (java.util.concurrent.ExecutionException e) {
-                    if (e.getCause() instanceof Exception x) {
-                        throw x;
-                    }
-                    if (e.getCause() instanceof Error x) {
-                        throw x;
-                    }
-                    throw e;
-                }
-            }
-            return res;
-        } finally {
-            ex.shutdownNow();
-        }
-    }
-
-    static byte[] bytes(String s) {
-        return s.getBytes(StandardCharsets.UTF_8);
-    }
-
-    static String str(byte[] b) {
-        return b == null ? "null" : new String(b, StandardCharsets.UTF_8);
     }
 }

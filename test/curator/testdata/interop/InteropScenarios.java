@@ -30,7 +30,7 @@ final class InteropScenarios {
 
     /** count parses "count n". */
     private static int count(String line) {
-        Interop.check(line.startsWith("count "), "want a count line, got %s", line);
+        Helpers.check(line.startsWith("count "), "want a count line, got %s", line);
         return Integer.parseInt(line.substring("count ".length()));
     }
 
@@ -49,10 +49,10 @@ final class InteropScenarios {
         CuratorFramework c1 = Interop.client(), c2 = Interop.client();
         InterProcessMutex m = new InterProcessMutex(c1, "/mutex/lock");
         Interop.expect("go-holds");
-        Interop.check(!m.acquire(SHORT, TimeUnit.MILLISECONDS), "InterProcessMutex acquired while a Go Lock held");
+        Helpers.check(!m.acquire(SHORT, TimeUnit.MILLISECONDS), "InterProcessMutex acquired while a Go Lock held");
         Interop.say("curator-excluded");
         Interop.expect("go-released");
-        Interop.check(m.acquire(WAIT, TimeUnit.SECONDS), "InterProcessMutex not acquired after the Go Lock was released");
+        Helpers.check(m.acquire(WAIT, TimeUnit.SECONDS), "InterProcessMutex not acquired after the Go Lock was released");
         Interop.say("curator-holds");
         Interop.expect("go-waiting");
         m.release();
@@ -63,7 +63,7 @@ final class InteropScenarios {
             InterProcessMutex lock = new InterProcessMutex(c, "/mutex/lock");
             tasks.add(() -> {
                 for (int i = 0; i < n; i++) {
-                    Interop.check(lock.acquire(WAIT, TimeUnit.SECONDS), "InterProcessMutex not acquired within %ds", WAIT);
+                    Helpers.check(lock.acquire(WAIT, TimeUnit.SECONDS), "InterProcessMutex not acquired within %ds", WAIT);
                     try {
                         Interop.exclusive(c, "/mutex", "curator");
                     } finally {
@@ -73,7 +73,7 @@ final class InteropScenarios {
                 return null;
             });
         }
-        Interop.parallel(tasks);
+        Helpers.parallel(2 * WAIT, tasks);
         Interop.say("counted");
         Interop.expect("done");
     }
@@ -104,15 +104,15 @@ final class InteropScenarios {
         s.setId("curator");
         Interop.expect("go-holds");
         s.start();
-        Interop.check(!led.await(SHORT, TimeUnit.MILLISECONDS), "LeaderSelector led while a Go Lock held");
+        Helpers.check(!led.await(SHORT, TimeUnit.MILLISECONDS), "LeaderSelector led while a Go Lock held");
         Participant p = s.getLeader();
-        Interop.equal("go-leader", p.getId(), "LeaderSelector.getLeader id");
-        Interop.check(p.isLeader(), "getLeader is not the leader");
-        Interop.equal(2, s.getParticipants().size(), "participants");
+        Helpers.equal("go-leader", p.getId(), "LeaderSelector.getLeader id");
+        Helpers.check(p.isLeader(), "getLeader is not the leader");
+        Helpers.equal(2, s.getParticipants().size(), "participants");
         Interop.say("curator-waits");
         Interop.expect("go-released");
-        Interop.check(led.await(WAIT, TimeUnit.SECONDS), "LeaderSelector did not lead after the Go Lock was released");
-        Interop.check(s.hasLeadership(), "hasLeadership is false in takeLeadership");
+        Helpers.check(led.await(WAIT, TimeUnit.SECONDS), "LeaderSelector did not lead after the Go Lock was released");
+        Helpers.check(s.hasLeadership(), "hasLeadership is false in takeLeadership");
         Interop.say("curator-leads");
         Interop.expect("go-excluded");
         stop.countDown();
@@ -143,7 +143,7 @@ final class InteropScenarios {
         for (LeaderSelector sel : ss) {
             sel.start();
         }
-        Interop.check(all.await(2 * WAIT, TimeUnit.SECONDS), "%d of 2 selectors finished their %d terms", done.get(), n);
+        Helpers.check(all.await(2 * WAIT, TimeUnit.SECONDS), "%d of 2 selectors finished their %d terms", done.get(), n);
         for (LeaderSelector sel : ss) {
             sel.close();
         }
@@ -171,21 +171,21 @@ final class InteropScenarios {
         InterProcessReadWriteLock rw1 = new InterProcessReadWriteLock(c1, path);
         InterProcessReadWriteLock rw2 = new InterProcessReadWriteLock(c2, path);
         Interop.expect("go-writes");
-        Interop.check(!rw1.readLock().acquire(SHORT, TimeUnit.MILLISECONDS), "Curator read lock acquired while a Go writer held");
-        Interop.check(!rw2.writeLock().acquire(SHORT, TimeUnit.MILLISECONDS), "Curator write lock acquired while a Go writer held");
+        Helpers.check(!rw1.readLock().acquire(SHORT, TimeUnit.MILLISECONDS), "Curator read lock acquired while a Go writer held");
+        Helpers.check(!rw2.writeLock().acquire(SHORT, TimeUnit.MILLISECONDS), "Curator write lock acquired while a Go writer held");
         Interop.say("curator-excluded");
         Interop.expect("go-reads");
-        Interop.check(rw1.readLock().acquire(WAIT, TimeUnit.SECONDS), "Curator read lock not shared with a Go reader");
-        Interop.check(!rw2.writeLock().acquire(SHORT, TimeUnit.MILLISECONDS), "Curator write lock acquired while readers held");
+        Helpers.check(rw1.readLock().acquire(WAIT, TimeUnit.SECONDS), "Curator read lock not shared with a Go reader");
+        Helpers.check(!rw2.writeLock().acquire(SHORT, TimeUnit.MILLISECONDS), "Curator write lock acquired while readers held");
         Interop.say("curator-reads");
         Interop.expect("go-writer-queued");
-        Interop.check(!rw2.readLock().acquire(SHORT, TimeUnit.MILLISECONDS), "Curator read lock acquired ahead of a queued Go writer");
+        Helpers.check(!rw2.readLock().acquire(SHORT, TimeUnit.MILLISECONDS), "Curator read lock acquired ahead of a queued Go writer");
         Interop.say("curator-behind-writer");
         Interop.expect("go-read-released");
         rw1.readLock().release();
         Interop.say("curator-read-released");
         Interop.expect("go-writes");
-        Interop.check(!rw1.readLock().acquire(SHORT, TimeUnit.MILLISECONDS), "Curator read lock acquired while a Go writer held");
+        Helpers.check(!rw1.readLock().acquire(SHORT, TimeUnit.MILLISECONDS), "Curator read lock acquired while a Go writer held");
         Interop.say("curator-excluded");
         int n = count(Interop.hear());
         List<Callable<Void>> tasks = new ArrayList<>();
@@ -193,7 +193,7 @@ final class InteropScenarios {
             InterProcessReadWriteLock rw = new InterProcessReadWriteLock(c, path);
             tasks.add(() -> {
                 for (int i = 0; i < n; i++) {
-                    Interop.check(rw.writeLock().acquire(WAIT, TimeUnit.SECONDS), "write lock not acquired within %ds", WAIT);
+                    Helpers.check(rw.writeLock().acquire(WAIT, TimeUnit.SECONDS), "write lock not acquired within %ds", WAIT);
                     try {
                         Interop.exclusive(c, "/rw", "curator");
                     } finally {
@@ -206,16 +206,16 @@ final class InteropScenarios {
         InterProcessReadWriteLock rw3 = new InterProcessReadWriteLock(c3, path);
         tasks.add(() -> {
             for (int i = 0; i < n; i++) {
-                Interop.check(rw3.readLock().acquire(WAIT, TimeUnit.SECONDS), "read lock not acquired within %ds", WAIT);
+                Helpers.check(rw3.readLock().acquire(WAIT, TimeUnit.SECONDS), "read lock not acquired within %ds", WAIT);
                 try {
-                    Interop.check(c3.checkExists().forPath("/rw/inside") == null, "a Curator reader held while a writer was inside");
+                    Helpers.check(c3.checkExists().forPath("/rw/inside") == null, "a Curator reader held while a writer was inside");
                 } finally {
                     rw3.readLock().release();
                 }
             }
             return null;
         });
-        Interop.parallel(tasks);
+        Helpers.parallel(2 * WAIT, tasks);
         Interop.say("counted");
         Interop.expect("done");
     }
@@ -224,15 +224,15 @@ final class InteropScenarios {
     private static void leaderIs(String id, LeaderLatch... ls) throws Exception {
         for (LeaderLatch l : ls) {
             if (l.getId().equals(id)) {
-                Interop.check(l.await(WAIT, TimeUnit.SECONDS), "%s did not lead within %ds", id, WAIT);
+                Helpers.check(l.await(WAIT, TimeUnit.SECONDS), "%s did not lead within %ds", id, WAIT);
             }
         }
         for (LeaderLatch l : ls) {
             if (l.getState() != LeaderLatch.State.STARTED) {
                 continue;
             }
-            Interop.equal(l.getId().equals(id), l.hasLeadership(), l.getId() + " hasLeadership");
-            Interop.equal(id, l.getLeader().getId(), l.getId() + "'s getLeader");
+            Helpers.equal(l.getId().equals(id), l.hasLeadership(), l.getId() + " hasLeadership");
+            Helpers.equal(id, l.getLeader().getId(), l.getId() + "'s getLeader");
         }
     }
 
@@ -259,7 +259,7 @@ final class InteropScenarios {
                 break;
             }
             String[] f = line.split(" ", 2);
-            Interop.check(f.length == 2, "bad line %s", line);
+            Helpers.check(f.length == 2, "bad line %s", line);
             LeaderLatch l = f[1].equals("curator-B") ? b : d;
             switch (f[0]) {
                 case "start" -> {
@@ -267,7 +267,7 @@ final class InteropScenarios {
                     l.start();
                     long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT);
                     while (l.getParticipants().size() <= before) {
-                        Interop.check(System.nanoTime() < end, "%s's node did not appear", f[1]);
+                        Helpers.check(System.nanoTime() < end, "%s's node did not appear", f[1]);
                         Thread.sleep(10);
                     }
                     Interop.say("started");
@@ -307,10 +307,10 @@ final class InteropScenarios {
         b.removeBarrier();
         Interop.say("removed");
         Interop.expect("go-set");
-        Interop.check(!b.waitOnBarrier(SHORT, TimeUnit.MILLISECONDS), "waitOnBarrier returned while a Go barrier was set");
+        Helpers.check(!b.waitOnBarrier(SHORT, TimeUnit.MILLISECONDS), "waitOnBarrier returned while a Go barrier was set");
         Interop.say("waiting");
         Interop.expect("go-removed");
-        Interop.check(b.waitOnBarrier(WAIT, TimeUnit.SECONDS), "waitOnBarrier did not return after the Go barrier was removed");
+        Helpers.check(b.waitOnBarrier(WAIT, TimeUnit.SECONDS), "waitOnBarrier did not return after the Go barrier was removed");
         Interop.say("released");
         Interop.expect("done");
     }
@@ -337,21 +337,21 @@ final class InteropScenarios {
             var fx = ex.submit(() -> x.enter(2 * WAIT, TimeUnit.SECONDS));
             long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT);
             while (c1.getChildren().forPath("/double").size() <= before) {
-                Interop.check(System.nanoTime() < end, "the first Curator participant did not join");
+                Helpers.check(System.nanoTime() < end, "the first Curator participant did not join");
                 Thread.sleep(10);
             }
-            Interop.check(!fx.isDone(), "enter returned with 3 of 4 participants");
+            Helpers.check(!fx.isDone(), "enter returned with 3 of 4 participants");
             Interop.say("entering");
             Interop.expect("enter");
             var fy = ex.submit(() -> y.enter(2 * WAIT, TimeUnit.SECONDS));
-            Interop.check(fx.get(2 * WAIT, TimeUnit.SECONDS), "the first Curator participant timed out entering");
-            Interop.check(fy.get(2 * WAIT, TimeUnit.SECONDS), "the second Curator participant timed out entering");
+            Helpers.check(fx.get(2 * WAIT, TimeUnit.SECONDS), "the first Curator participant timed out entering");
+            Helpers.check(fy.get(2 * WAIT, TimeUnit.SECONDS), "the second Curator participant timed out entering");
             Interop.say("entered");
             Interop.expect("leave");
             var lx = ex.submit(() -> x.leave(2 * WAIT, TimeUnit.SECONDS));
             var ly = ex.submit(() -> y.leave(2 * WAIT, TimeUnit.SECONDS));
-            Interop.check(lx.get(2 * WAIT, TimeUnit.SECONDS), "the first Curator participant timed out leaving");
-            Interop.check(ly.get(2 * WAIT, TimeUnit.SECONDS), "the second Curator participant timed out leaving");
+            Helpers.check(lx.get(2 * WAIT, TimeUnit.SECONDS), "the first Curator participant timed out leaving");
+            Helpers.check(ly.get(2 * WAIT, TimeUnit.SECONDS), "the second Curator participant timed out leaving");
             Interop.say("left");
             Interop.expect("done");
         } finally {
@@ -379,21 +379,21 @@ final class InteropScenarios {
                 break;
             }
             String[] f = line.split(" ", 2);
-            Interop.check(f.length == 2, "bad line %s", line);
+            Helpers.check(f.length == 2, "bad line %s", line);
             int n = Integer.parseInt(f[1]);
             switch (f[0]) {
                 case "take" -> Interop.say("took %s", take(q1, n));
                 case "offer" -> {
                     for (int i = 0; i < n; i++) {
-                        Interop.check(q1.offer(Interop.bytes("cur-" + i)), "offer failed");
+                        Helpers.check(q1.offer(Helpers.bytes("cur-" + i)), "offer failed");
                     }
                     Interop.say("offered");
                 }
                 case "mixed" -> {
-                    List<String> took = Interop.parallel(List.of(
+                    List<String> took = Helpers.parallel(2 * WAIT, List.of(
                             () -> {
                                 for (int i = 0; i < n; i++) {
-                                    Interop.check(q2.offer(Interop.bytes("cur-" + i)), "offer failed");
+                                    Helpers.check(q2.offer(Helpers.bytes("cur-" + i)), "offer failed");
                                 }
                                 return "";
                             },
@@ -410,8 +410,8 @@ final class InteropScenarios {
         List<String> out = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             byte[] b = q.poll(WAIT, TimeUnit.SECONDS);
-            Interop.check(b != null, "no item within %ds after %s", WAIT, out);
-            out.add(Interop.str(b));
+            Helpers.check(b != null, "no item within %ds after %s", WAIT, out);
+            out.add(Helpers.str(b));
         }
         return String.join(",", out);
     }
