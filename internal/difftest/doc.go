@@ -15,6 +15,14 @@
 //     transcript: one line per step ("<step> -> <result>") plus one line per
 //     notification, normalized by [Transcript] so that two servers (or two
 //     runs of one) can be compared line by line.
+//   - [GenerateScript] writes a seeded random scenario in the same
+//     language (clients, every create mode, versions, watches, multi,
+//     ACLs and auth, reconnects with setWatches), keeping out what the
+//     transcripts cannot compare and the documented 3.9-style
+//     differences; TestRandomDifferential runs a fixed set of seeds
+//     (-random-seeds or $PADDOCK_DIFF_SEEDS for more) against both
+//     servers, and TestDiffScript -script runs a file or seeds:<list>
+//     and prints both transcripts, for reducing a difference.
 //
 // # Normalization
 //
