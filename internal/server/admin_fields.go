@@ -26,7 +26,7 @@ type connFieldSet struct {
 	lastOp                             string
 	established, timeout               int64 // Unix ms, ms
 	lastCxid, lastZxid                 int64
-	lastResp, lastLatency              int64 // Unix ms (0 if none), ms
+	lastResp, lastLatency              int64 // elapsedMillis (0 if none), ms
 	minLatency, avgLatency, maxLatency int64
 }
 
@@ -59,7 +59,7 @@ func (s *Server) connFields(ci connInfo, brief bool) connFieldSet {
 		lzxid = s.lastZxid()
 	}
 	if !lresp.IsZero() {
-		f.lastResp = lresp.UnixMilli()
+		f.lastResp = elapsedMillis(lresp)
 	}
 	f.lastOp, f.lastCxid, f.lastZxid, f.lastLatency = lop, int64(lcxid), lzxid, llat
 	f.established = cs.established.UnixMilli()

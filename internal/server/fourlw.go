@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf16"
 
 	"github.com/paddockhq/paddock/internal/javatime"
 	"github.com/paddockhq/paddock/internal/proto"
@@ -70,7 +71,8 @@ func opAbbrev(op proto.OpCode) string {
 // fourLetterWord answers a four-letter-word command and closes the
 // connection, as ZooKeeper does on the client port. Like ZooKeeper, it
 // counts the command as a packet received (before answering, so srvr
-// includes itself) and the answer as a packet sent.
+// includes itself) and the answer as the packets ZooKeeper's NIO server
+// writes it in (fourLetterPackets), after answering.
 func (s *Server) fourLetterWord(c *conn, cmd string, r *bufio.Reader) {
 	c.stats.received.Add(1)
 	s.stats.received.Add(1)
@@ -89,13 +91,32 @@ func (s *Server) fourLetterWord(c *conn, cmd string, r *bufio.Reader) {
 		out = s.runFourLetterWord(cmd, r)
 	}
 	io.WriteString(c.nc, out)
-	c.stats.sent.Add(1)
-	s.stats.sent.Add(1)
+	n := fourLetterPackets(out)
+	c.stats.sent.Add(n)
+	s.stats.sent.Add(n)
 	// Forget the connection before the caller closes it, as ZooKeeper
 	// does, so that a client which has seen the answer end never finds
 	// this connection in the next command's output. (The caller's own
 	// dropConn then finds nothing left to do.)
 	s.dropConn(c)
+}
+
+// fourLetterChunk is the size in chars (UTF-16 code units) of the
+// buffer through which ZooKeeper's four-letter words print their answer
+// (a BufferedWriter's default): each time it fills, and once at the end if
+// anything is left, NIOServerCnxn writes what it holds as one packet.
+const fourLetterChunk = 8192
+
+// fourLetterPackets is how many packets ZooKeeper counts as sent for a
+// four-letter word's answer out: one per fourLetterChunk chars begun,
+// none for an empty answer (hash on a standalone server, stmk without its
+// mask).
+func fourLetterPackets(out string) int64 {
+	var chars int64
+	for _, r := range out {
+		chars += int64(utf16.RuneLen(r)) // an invalid byte is one U+FFFD
+	}
+	return (chars + fourLetterChunk - 1) / fourLetterChunk
 }
 
 // notServing is ZooKeeper's AbstractFourLetterCommand.ZK_NOT_SERVING as its

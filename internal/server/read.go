@@ -211,12 +211,10 @@ func (s *Server) readResp(c *conn, it *item, out *readReply) (proto.Response, pr
 		s.addWatch(r.Path, kind, c)
 		return &proto.ErrorResponse{Err: proto.ErrOK}, proto.ErrOK
 	case *proto.SetWatches:
-		s.setWatches(c, r.RelativeZxid, r.DataWatches, r.ExistWatches, r.ChildWatches, nil, nil)
-		return nil, proto.ErrOK
+		return nil, s.setWatches(c, r.RelativeZxid, r.DataWatches, r.ExistWatches, r.ChildWatches, noPaths, noPaths)
 	case *proto.SetWatches2:
-		s.setWatches(c, r.RelativeZxid, r.DataWatches, r.ExistWatches, r.ChildWatches,
+		return nil, s.setWatches(c, r.RelativeZxid, r.DataWatches, r.ExistWatches, r.ChildWatches,
 			r.PersistentWatches, r.PersistentRecursiveWatches)
-		return nil, proto.ErrOK
 	case *proto.MultiRequest:
 		if it.op == proto.OpMulti {
 			// A multi comes here only when writeEntry made no entry of it:
@@ -325,10 +323,19 @@ func whoAmI(auth []proto.ID) *proto.WhoAmIResponse {
 // node's ACL, as ZooKeeper's are not (it hands them to the connection
 // without an ACL to check): a watch that fires is not armed again, so
 // dropping its event would lose the watch without a word.
-func (s *Server) setWatches(c *conn, rel int64, data, exist, child, persistent, recursive []string) {
+//
+// A null list (vector count -1, decoded as nil) is where ZooKeeper's loop
+// over it fails: the lists before it have taken effect, the ones from it
+// on have not, and the answer is MARSHALLINGERROR on a connection that
+// stays open. setWatches (101) has no persistent lists; its caller passes
+// noPaths for them.
+func (s *Server) setWatches(c *conn, rel int64, data, exist, child, persistent, recursive []string) proto.ErrCode {
 	t := s.fsm.Tree()
 	fire := func(typ proto.EventType, path string) {
 		c.Notify(proto.WatcherEvent{Type: typ, State: proto.StateSyncConnected, Path: path}, -1)
+	}
+	if data == nil {
+		return proto.ErrMarshallingError
 	}
 	for _, p := range data {
 		n := lookup(t, p)
@@ -341,12 +348,18 @@ func (s *Server) setWatches(c *conn, rel int64, data, exist, child, persistent, 
 			s.addWatch(p, watch.Data, c)
 		}
 	}
+	if exist == nil {
+		return proto.ErrMarshallingError
+	}
 	for _, p := range exist {
 		if n := lookup(t, p); n != nil {
 			fire(proto.EventNodeCreated, p)
 		} else {
 			s.addWatch(p, watch.Data, c)
 		}
+	}
+	if child == nil {
+		return proto.ErrMarshallingError
 	}
 	for _, p := range child {
 		n := lookup(t, p)
@@ -359,10 +372,20 @@ func (s *Server) setWatches(c *conn, rel int64, data, exist, child, persistent, 
 			s.addWatch(p, watch.Child, c)
 		}
 	}
+	if persistent == nil {
+		return proto.ErrMarshallingError
+	}
 	for _, p := range persistent {
 		s.addWatch(p, watch.Persistent, c)
+	}
+	if recursive == nil {
+		return proto.ErrMarshallingError
 	}
 	for _, p := range recursive {
 		s.addWatch(p, watch.PersistentRecursive, c)
 	}
+	return proto.ErrOK
 }
+
+// noPaths is an empty, non-null list of watched paths.
+var noPaths = []string{}

@@ -85,7 +85,8 @@ func TestPingsNeedNoSlot(t *testing.T) {
 	}{
 		{proto.XidPing, proto.OpPing, nil},
 		{proto.XidAuth, proto.OpAuth, &proto.AuthPacket{Scheme: "digest", Auth: []byte("u:p")}},
-		{proto.XidSetWatches, proto.OpSetWatches, &proto.SetWatches{RelativeZxid: s.lastZxid(), DataWatches: []string{"/n"}}},
+		{proto.XidSetWatches, proto.OpSetWatches, &proto.SetWatches{RelativeZxid: s.lastZxid(), DataWatches: []string{"/n"},
+			ExistWatches: []string{}, ChildWatches: []string{}}},
 		{proto.XidPing, proto.OpPing, nil},
 	}
 	for _, r := range special {

@@ -150,6 +150,27 @@ func (l *latency) reset() {
 	l.cnt.Store(0)
 }
 
+// elapsedOrigin is a moment and the system's monotonic clock then, in
+// milliseconds, for elapsedMillis.
+var elapsedOrigin, elapsedOriginMillis = readElapsedOrigin()
+
+func readElapsedOrigin() (time.Time, int64) {
+	at := time.Now()
+	if ms, ok := systemElapsedMillis(); ok {
+		return at, ms
+	}
+	return at, 1 // count from process start; 0 is cons's "no response"
+}
+
+// elapsedMillis is t on ZooKeeper's Time.currentElapsedTime clock, from
+// which its cons and the admin API's connections print lresp
+// (last_response_time): System.nanoTime in milliseconds, on Linux the
+// CLOCK_MONOTONIC time since boot, not a wall-clock time. Elsewhere it
+// counts from when the process started.
+func elapsedMillis(t time.Time) int64 {
+	return elapsedOriginMillis + t.Sub(elapsedOrigin).Milliseconds()
+}
+
 // connStats are one connection's counters, for cons.
 type connStats struct {
 	received    atomic.Int64
