@@ -10,105 +10,36 @@ import (
 	"time"
 )
 
-// javaZoneNames are the short names java.util.Date.toString prints (Java
-// 17's TimeZone.getDisplayName(daylight, SHORT, Locale.US)), standard then
-// daylight, for common zones whose tzdata abbreviation is a number ("-03",
-// "+0530"): there Go prints the number and Java a name (BRT, not -03). Zones
-// with a named abbreviation (CET, EST, IST, JST) print the same in both and
-// are not listed. Africa/Casablanca is left out: tzdata marks its Ramadan
-// time as daylight time and Java its summer time, so the two disagree on
-// which name applies.
-var javaZoneNames = map[string][2]string{
-	"America/Argentina/Buenos_Aires": {"ART", "ARST"},
-	"America/Argentina/Cordoba":      {"ART", "ARST"},
-	"America/Argentina/Mendoza":      {"ART", "ARST"},
-	"America/Asuncion":               {"PYT", "PYST"},
-	"America/Bahia":                  {"BRT", "BRST"},
-	"America/Belem":                  {"BRT", "BRST"},
-	"America/Bogota":                 {"COT", "COST"},
-	"America/Caracas":                {"VET", "VEST"},
-	"America/Fortaleza":              {"BRT", "BRST"},
-	"America/Guayaquil":              {"ECT", "ECST"},
-	"America/La_Paz":                 {"BOT", "BOST"},
-	"America/Lima":                   {"PET", "PEST"},
-	"America/Manaus":                 {"AMT", "AMST"},
-	"America/Montevideo":             {"UYT", "UYST"},
-	"America/Noronha":                {"FNT", "FNST"},
-	"America/Nuuk":                   {"WGT", "WGST"},
-	"America/Recife":                 {"BRT", "BRST"},
-	"America/Santiago":               {"CLT", "CLST"},
-	"America/Sao_Paulo":              {"BRT", "BRST"},
-	"Asia/Almaty":                    {"ALMT", "ALMST"},
-	"Asia/Amman":                     {"EET", "EEST"},
-	"Asia/Baghdad":                   {"AST", "ADT"},
-	"Asia/Bahrain":                   {"AST", "ADT"},
-	"Asia/Baku":                      {"AZT", "AZST"},
-	"Asia/Bangkok":                   {"ICT", "ICST"},
-	"Asia/Colombo":                   {"IST", "IDT"},
-	"Asia/Damascus":                  {"EET", "EEST"},
-	"Asia/Dhaka":                     {"BDT", "BDST"},
-	"Asia/Dubai":                     {"GST", "GDT"},
-	"Asia/Ho_Chi_Minh":               {"ICT", "ICST"},
-	"Asia/Irkutsk":                   {"IRKT", "IRKST"},
-	"Asia/Kabul":                     {"AFT", "AFST"},
-	"Asia/Kamchatka":                 {"PETT", "PETST"},
-	"Asia/Kathmandu":                 {"NPT", "NPST"},
-	"Asia/Krasnoyarsk":               {"KRAT", "KRAST"},
-	"Asia/Kuala_Lumpur":              {"MYT", "MYST"},
-	"Asia/Kuwait":                    {"AST", "ADT"},
-	"Asia/Magadan":                   {"MAGT", "MAGST"},
-	"Asia/Muscat":                    {"GST", "GDT"},
-	"Asia/Novosibirsk":               {"NOVT", "NOVST"},
-	"Asia/Omsk":                      {"OMST", "OMSST"},
-	"Asia/Qatar":                     {"AST", "ADT"},
-	"Asia/Riyadh":                    {"AST", "ADT"},
-	"Asia/Singapore":                 {"SGT", "SGST"},
-	"Asia/Tashkent":                  {"UZT", "UZST"},
-	"Asia/Tbilisi":                   {"GET", "GEST"},
-	"Asia/Tehran":                    {"IRST", "IRDT"},
-	"Asia/Ulaanbaatar":               {"ULAT", "ULAST"},
-	"Asia/Vladivostok":               {"VLAT", "VLAST"},
-	"Asia/Yakutsk":                   {"YAKT", "YAKST"},
-	"Asia/Yangon":                    {"MMT", "MMST"},
-	"Asia/Yekaterinburg":             {"YEKT", "YEKST"},
-	"Asia/Yerevan":                   {"AMT", "AMST"},
-	"Atlantic/Azores":                {"AZOT", "AZOST"},
-	"Atlantic/Cape_Verde":            {"CVT", "CVST"},
-	"Europe/Istanbul":                {"TRT", "TRST"},
-	"Europe/Minsk":                   {"MSK", "MSD"},
-	"Europe/Samara":                  {"SAMT", "SAMST"},
-	"Indian/Maldives":                {"MVT", "MVST"},
-	"Indian/Mauritius":               {"MUT", "MUST"},
-	"Pacific/Apia":                   {"WSST", "WSDT"},
-	"Pacific/Chatham":                {"CHAST", "CHADT"},
-	"Pacific/Easter":                 {"EAST", "EASST"},
-	"Pacific/Fiji":                   {"FJT", "FJST"},
-	"Pacific/Galapagos":              {"GALT", "GALST"},
-	"Pacific/Kiritimati":             {"LINT", "LINST"},
-	"Pacific/Noumea":                 {"NCT", "NCST"},
-	"Pacific/Port_Moresby":           {"PGT", "PGST"},
-	"Pacific/Tongatapu":              {"TOT", "TOST"},
-}
+//go:generate go run ./internal/gen
 
 // Date formats t, in its location, as java.util.Date.toString does,
 // "EEE MMM dd HH:mm:ss zzz yyyy", with the zone named as Java names it
 // (javaZone), after the location's name: give it a location from
 // time.LoadLocation or LocalLocation, not time.Local read from
-// /etc/localtime (named "Local").
+// /etc/localtime (named "Local"). Offsets, and so which of a zone's names
+// applies, follow the tz database the location was loaded from (the
+// system's), while Java follows its own: where the two are of different
+// versions and a zone's rules changed in between (British Columbia's
+// permanent -07:00 from tzdata 2026b), Date prints what Java with the
+// system's tz data would (MST in July 2030, where a Java with older tz data
+// says PDT).
 func Date(t time.Time) string {
 	return t.Format("Mon Jan 02 15:04:05 ") + javaZone(t, t.Location().String()) + t.Format(" 2006")
 }
 
 // javaZone returns the time-zone name java.util.Date.toString prints for t,
-// whose location is the zone named zone ("America/Sao_Paulo"). A zone of
-// javaZoneNames gets Java's name, which is the same at every date (Java has
-// one standard and one daylight name per zone: TRT for Europe/Istanbul in
-// 1970 too, where tzdata says EET). Otherwise a named tzdata abbreviation
-// is printed as it is, and a numeric one ("-03") as Java prints a zone it
-// has no name for: "GMT-03:00", or "GMT" at offset zero.
+// whose location is the zone named zone ("America/Sao_Paulo"). A zone Java
+// knows (javaZoneNames, generated from Java) gets Java's name, standard or
+// daylight as Java counts t (javaDaylight), which is the same at every date:
+// TRT for Europe/Istanbul in 1970 too, where tzdata says EET, and
+// "GMT+07:00" for Asia/Tomsk in July 2000, when it was at +08:00 (Java
+// names a zone it has no name for by its current offset). A zone Java does
+// not know prints its tzdata abbreviation where that is a name, and where
+// it is a number ("-03") as Java prints a zone it has no name for:
+// "GMT-03:00", or "GMT" at offset zero.
 func javaZone(t time.Time, zone string) string {
 	if names, ok := javaZoneNames[zone]; ok {
-		if t.IsDST() {
+		if javaDaylight(t) {
 			return names[1]
 		}
 		return names[0]
@@ -125,6 +56,96 @@ func javaZone(t time.Time, zone string) string {
 		sign, offset = '-', -offset
 	}
 	return fmt.Sprintf("GMT%c%02d:%02d", sign, offset/3600, offset/60%60)
+}
+
+// javaDaylight reports whether Java counts t as daylight time. That is
+// tzdata's daylight flag, except for negative daylight time: tzdata marks
+// Europe/Dublin's winter (Africa/Windhoek's from 1994 to 2017,
+// Africa/Casablanca's Ramadan) as daylight time behind standard time, where
+// Java's tz data, like tzdata's "rearguard" format, has the rest of the
+// year as daylight time ahead of standard. javaDaylight looks at the
+// periods just before and after t's (javaNeighbours):
+//
+//   - A daylight period next to no daylight period and to no standard
+//     period behind it, but to one ahead of it (the other may be level), is
+//     negative daylight time: Java's standard time (WET for Casablanca's
+//     Ramadan, GMT for a Dublin winter).
+//   - A standard period next to a daylight period behind it (negative
+//     daylight time) and to no period ahead of it is Java's daylight time:
+//     between two such periods (Dublin's summer, Casablanca outside
+//     Ramadan), after a level one (Dublin's all-year +01:00 of 1968 to
+//     1971), or before a standard period behind it, where the zone leaves
+//     negative daylight time for a new standard time (tzdata 2026c and
+//     later: Casablanca's +01:00 of 2026 until it moves to +00:00 for good
+//     on September 20, WEST for Java; the +00:00 after it is WET).
+//   - Other periods keep tzdata's flag: a period between one ahead and
+//     one behind, such as Europe/Tallinn's Moscow time from 1944 to 1981,
+//     between German summer time and Moscow summer time, is standard time
+//     for Java too.
+//
+// Java's tz data marks these periods by its own rules, not by a guess from
+// their neighbours, so a tz database whose rules put a zone's negative
+// daylight time in a shape not seen so far can still name a period
+// differently from Java; TestDateMatchesJava checks every zone Java knows
+// against what Java prints, with the Go toolchain's tz database.
+func javaDaylight(t time.Time) bool {
+	dst := t.IsDST()
+	_, offset := t.Zone()
+	negative := false // a neighbour makes t's period negative daylight time or its other half
+	for _, n := range javaNeighbours(t) {
+		_, other := n.Zone()
+		switch {
+		case dst && (n.IsDST() || other < offset):
+			return true // daylight next to daylight, or ahead of standard time
+		case !dst && other > offset:
+			return false // standard time behind a neighbour
+		case n.IsDST() != dst && other != offset:
+			negative = true // daylight behind standard time
+		}
+	}
+	return dst != negative
+}
+
+// javaNeighbours returns instants in the periods just before and just after
+// t's, where there are such (a zone with no transitions has none). A
+// neighbour is a period that differs from t's in offset, abbreviation or
+// daylight flag: where Go computes periods from a zone's rule for future
+// times (the TZ string that ends tzdata files: every date in "slim" files,
+// such as Go's own zoneinfo.zip, and after 2037 in "fat" ones),
+// Time.ZoneBounds ends them at the turn of the year as well, and the period
+// on the other side is t's own.
+func javaNeighbours(t time.Time) []time.Time {
+	name, offset := t.Zone()
+	same := func(n time.Time) bool {
+		nname, noffset := n.Zone()
+		return nname == name && noffset == offset && n.IsDST() == t.IsDST()
+	}
+	var neighbours []time.Time
+	// A few steps suffice: the split at the turn of the year is one, but a
+	// period that spans years, such as standard time in a zone whose
+	// daylight time has ended, may be split at each turn.
+	const maxSteps = 64
+	for n, i := t, 0; i < maxSteps; i++ {
+		start, _ := n.ZoneBounds()
+		if start.IsZero() {
+			break
+		}
+		if n = start.Add(-time.Nanosecond); !same(n) {
+			neighbours = append(neighbours, n)
+			break
+		}
+	}
+	for n, i := t, 0; i < maxSteps; i++ {
+		_, end := n.ZoneBounds()
+		if end.IsZero() {
+			break
+		}
+		if n = end; !same(n) {
+			neighbours = append(neighbours, n)
+			break
+		}
+	}
+	return neighbours
 }
 
 // numericAbbrev reports whether a tzdata abbreviation is an offset, "-03" or

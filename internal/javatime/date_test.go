@@ -1,6 +1,7 @@
 package javatime
 
 import (
+	"encoding/binary"
 	"os"
 	"strings"
 	"testing"
@@ -12,6 +13,10 @@ import (
 // zone as its default time zone, for zones whose tzdata abbreviation is a
 // name (printed as Go prints it), a number Java replaces with its own name
 // (-03 is BRT), or a number in a zone Java has no name for (GMT-03:00).
+// Zones come from the Go toolchain's tz database (goZone), not the
+// system's, so that the dates do not depend on the machine's tzdata.
+// TestDateMatchesJava checks every zone Java knows, against what Java
+// printed (testdata/java-dates.txt).
 func TestJavaDateZoneNames(t *testing.T) {
 	tests := []struct {
 		zone string
@@ -38,16 +43,105 @@ func TestJavaDateZoneNames(t *testing.T) {
 		{"Etc/GMT-14", 1784116800000, "Thu Jul 16 02:00:00 GMT+14:00 2026"},
 		{"Asia/Tomsk", 1784116800000, "Wed Jul 15 19:00:00 GMT+07:00 2026"},
 		{"Antarctica/Troll", 1768478400000, "Thu Jan 15 12:00:00 GMT 2026"},
+		// Java names a zone it has no name for by its current offset.
+		{"Asia/Tomsk", 963662400000, "Sat Jul 15 20:00:00 GMT+07:00 2000"},
+		// Java's names at every date: tzdata says BST and MSK in 1970.
+		{"Europe/London", 1252800000, "Thu Jan 15 13:00:00 GMT 1970"},
+		{"Europe/Tallinn", 1252800000, "Thu Jan 15 15:00:00 EET 1970"},
+		// Negative daylight time in tzdata, positive in Java.
+		{"Europe/Dublin", 1768478400000, "Thu Jan 15 12:00:00 GMT 2026"},
+		{"Europe/Dublin", 1784116800000, "Wed Jul 15 13:00:00 IST 2026"},
+		{"Europe/Dublin", 1252800000, "Thu Jan 15 13:00:00 IST 1970"},
+		{"Africa/Windhoek", 947937600000, "Sat Jan 15 14:00:00 WAT 2000"},
+		{"Africa/Windhoek", 963662400000, "Sat Jul 15 13:00:00 CAT 2000"},
+		{"Africa/Casablanca", 1768478400000, "Thu Jan 15 13:00:00 WEST 2026"},
+		{"Africa/Casablanca", 1771120800000, "Sun Feb 15 02:00:00 WET 2026"},
 	}
 	for _, tt := range tests {
-		loc, err := time.LoadLocation(tt.zone)
+		loc, err := goZone(tt.zone)
 		if err != nil {
-			t.Fatalf("LoadLocation(%q): %v", tt.zone, err)
+			t.Fatal(err)
 		}
 		if got := Date(time.UnixMilli(tt.ms).In(loc)); got != tt.want {
 			t.Errorf("Date(%d) in %s = %q, want %q", tt.ms, tt.zone, got, tt.want)
 		}
 	}
+}
+
+// TestJavaDaylightMoroccoPermanentGMT checks Africa/Casablanca as tzdata
+// 2026c and later have it: +01:00 as standard time with negative daylight
+// time (+00:00) in Ramadan, until Morocco moves to +00:00 for good on
+// 2026-09-20. Java's tz data (the rearguard format) has +00:00 as standard
+// time throughout and +01:00 as daylight time, so the last +01:00 period,
+// between Ramadan and a standard period behind it, is WEST for Java. The
+// dates are what Java 17.0.21.1 (tz data 2026f) prints.
+func TestJavaDaylightMoroccoPermanentGMT(t *testing.T) {
+	data := tzif([]tzifType{{"+01", 3600, false}, {"+00", 0, true}, {"+00", 0, false}}, []tzifTransition{
+		{1740276000, 1}, // 2025-02-23, Ramadan
+		{1743904800, 0},
+		{1771120800, 1}, // 2026-02-15, Ramadan
+		{1774144800, 0},
+		{1789866000, 2}, // 2026-09-20, +00:00 for good
+	})
+	loc, err := time.LoadLocationFromTZData("Africa/Casablanca", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ms, want := range map[int64]string{
+		1768478400000: "Thu Jan 15 13:00:00 WEST 2026",
+		1771120800000: "Sun Feb 15 02:00:00 WET 2026",
+		1774144800000: "Sun Mar 22 03:00:00 WEST 2026",
+		1784116800000: "Wed Jul 15 13:00:00 WEST 2026",
+		1789865999000: "Sun Sep 20 01:59:59 WEST 2026",
+		1789866000000: "Sun Sep 20 01:00:00 WET 2026",
+		1910347200000: "Mon Jul 15 12:00:00 WET 2030",
+	} {
+		if got := Date(time.UnixMilli(ms).In(loc)); got != want {
+			t.Errorf("Date(%d) = %q, want %q", ms, got, want)
+		}
+	}
+}
+
+// tzifType is a local time type of a TZif file.
+type tzifType struct {
+	abbrev string
+	offset int32 // seconds east of UTC
+	dst    bool
+}
+
+// tzifTransition is a TZif file's transition, at Unix second at, to the
+// local time type of index typ.
+type tzifTransition struct {
+	at  int32
+	typ uint8
+}
+
+// tzif returns a version 1 TZif file (RFC 8536) with the given types and
+// transitions; before the first transition, Go uses the first type.
+func tzif(types []tzifType, transitions []tzifTransition) []byte {
+	var abbrevs []byte
+	b := []byte("TZif")
+	b = append(b, make([]byte, 16)...) // version 1, reserved
+	for _, n := range []int{0, 0, 0, len(transitions), len(types), 0} {
+		b = binary.BigEndian.AppendUint32(b, uint32(n)) // the last, charcnt, is set below
+	}
+	for _, tr := range transitions {
+		b = binary.BigEndian.AppendUint32(b, uint32(tr.at))
+	}
+	for _, tr := range transitions {
+		b = append(b, tr.typ)
+	}
+	for _, ty := range types {
+		b = binary.BigEndian.AppendUint32(b, uint32(ty.offset))
+		var isDST byte
+		if ty.dst {
+			isDST = 1
+		}
+		b = append(b, isDST, byte(len(abbrevs)))
+		abbrevs = append(append(abbrevs, ty.abbrev...), 0)
+	}
+	binary.BigEndian.PutUint32(b[40:44], uint32(len(abbrevs))) // charcnt
+	return append(b, abbrevs...)
 }
 
 func TestNumericAbbrev(t *testing.T) {
