@@ -173,7 +173,8 @@ func (m *Machine) delete(e *Entry, op *Op, zxid int64, r *Result) OpResult {
 		return fail(proto.ErrNoAuth)
 	}
 	var n *tree.Node
-	if name := path[slash+1:]; name != "" {
+	name := path[slash+1:]
+	if name != "" {
 		n = parent.Child(name) // m.tree.Get(path), without walking to parent again
 	}
 	if n == nil {
@@ -196,8 +197,12 @@ func (m *Machine) delete(e *Entry, op *Op, zxid int64, r *Result) OpResult {
 	}
 	nodeACL := m.tree.ACL(n)
 	oldCversion, oldPzxid := parent.Cversion, parent.Pzxid
+	at := -1
+	if m.recording { // a failed multi puts n back where it was
+		at = parent.ChildIndex(name)
+	}
 	m.tree.DeleteIn(parent, path, zxid)
-	m.record(undoStep{kind: undoDelete, path: path, node: n, acl: nodeACL, parent: parent, version: oldCversion, mzxid: oldPzxid})
+	m.record(undoStep{kind: undoDelete, path: path, node: n, acl: nodeACL, parent: parent, version: oldCversion, mzxid: oldPzxid, at: at})
 	m.updateQuota(path, -1, -int64(len(n.Data)))
 	r.Changes = append(r.Changes,
 		Change{Type: proto.EventNodeDeleted, Path: path, ACL: nodeACL},

@@ -10,7 +10,7 @@ type undoKind uint8
 
 const (
 	undoCreate     undoKind = iota // delete the node created at path; restore the parent's cversion and pzxid
-	undoDelete                     // put node back at path with acl; restore the parent's cversion and pzxid
+	undoDelete                     // put node back at path with acl, at its place; restore the parent's cversion and pzxid
 	undoSetData                    // restore node's data, version, mzxid and mtime
 	undoData                       // restore node's data only (a quota node's statistics)
 	undoSetACL                     // restore node's ACL and aversion
@@ -31,6 +31,7 @@ type undoStep struct {
 	version int32 // version (setData), aversion (setACL) or the parent's cversion (create, delete)
 	mzxid   int64 // mzxid (setData) or the parent's pzxid (create, delete)
 	mtime   int64
+	at      int // the deleted node's place in its parent's order (delete)
 }
 
 // record appends u to the undo log when the op being applied is inside a
@@ -51,7 +52,7 @@ func (m *Machine) rollBack() {
 			m.tree.Delete(u.path, 0)
 			u.parent.Cversion, u.parent.Pzxid = u.version, u.mzxid
 		case undoDelete:
-			m.tree.Reinsert(u.path, u.node, u.acl)
+			m.tree.Reinsert(u.path, u.node, u.acl, u.at)
 			u.parent.Cversion, u.parent.Pzxid = u.version, u.mzxid
 		case undoSetData:
 			m.tree.SetData(u.node, u.data, u.version, u.mzxid, u.mtime)

@@ -21,6 +21,13 @@
 // from the persisted child-creation counter, ephemeralOwner 0 for container
 // and TTL nodes. Data keeps the difference between null and empty.
 //
+// A node lists its children (Node.Children, Node.EachChild) in an order
+// that depends only on the creates, deletes and Reinserts made under it,
+// never on hashing or on when it is read: a child created goes last, a
+// deleted child's place goes to the last one. Replicas that applied the
+// same entries list the same order; a tree from DecodeSnapshot starts
+// with each node's children in name order.
+//
 // Whether an ephemeralOwner with the top byte 0xFF marks a TTL node or is a
 // session (of a server with myid 255) depends on ZooKeeper's
 // extendedTypesEnabled, which reaches the tree as Options when it is made

@@ -100,6 +100,7 @@ func checkInvariants(t *testing.T, tr *Tree) {
 	used := make(map[string]bool)
 	tr.Walk(func(path string, n *Node) {
 		count++
+		checkChildList(t, path, n)
 		size += int64(len(n.Data))
 		if path != "/" {
 			size += int64(len(path))

@@ -29,7 +29,7 @@ type Node struct {
 	Cversion       int32
 	Aversion       int32
 	ACL            ACLRef
-	children       map[string]*Node
+	kids           *childList // nil without children
 }
 
 // Kind classifies a node by its ephemeralOwner.
@@ -76,25 +76,49 @@ func (n *Node) TTL() int64 {
 }
 
 // NumChildren returns the number of children.
-func (n *Node) NumChildren() int { return len(n.children) }
+func (n *Node) NumChildren() int { return n.kids.len() }
 
 // Child returns the named child or nil.
-func (n *Node) Child(name string) *Node { return n.children[name] }
+func (n *Node) Child(name string) *Node { return n.kids.get(name) }
 
-// Children returns the child names in unspecified order, as ZooKeeper does.
+// Children returns the child names in the node's order (see EachChild).
 func (n *Node) Children() []string {
-	out := make([]string, 0, len(n.children))
-	for name := range n.children {
-		out = append(out, name)
+	if n.kids == nil {
+		return []string{}
+	}
+	out := make([]string, len(n.kids.kids))
+	for i, c := range n.kids.kids {
+		out[i] = c.name
 	}
 	return out
 }
 
-// EachChild calls fn for every child.
+// EachChild calls fn for every child, in the node's order: the order in
+// which they were added, except that a deleted child's place goes to the
+// child that was last. The same creates and deletes give the same order,
+// on every replica and at every call; a node restored from a snapshot
+// starts with its children in name order. ZooKeeper promises no order;
+// it lists a HashSet, also the same while it is unchanged. fn must not
+// add or remove children of n.
 func (n *Node) EachChild(fn func(name string, c *Node)) {
-	for name, c := range n.children {
-		fn(name, c)
+	if n.kids == nil {
+		return
 	}
+	for _, c := range n.kids.kids {
+		fn(c.name, c.n)
+	}
+}
+
+// ChildIndex returns the place of the child called name in the node's
+// order, or -1: what Reinsert takes to put it back there.
+func (n *Node) ChildIndex(name string) int { return n.kids.find(name) }
+
+// addChild puts c last among n's children under name, which must be free.
+func (n *Node) addChild(name string, c *Node) {
+	if n.kids == nil {
+		n.kids = &childList{kids: make([]child, 0, 1)}
+	}
+	n.kids.add(name, c)
 }
 
 // Stat returns the metadata as clients see it, with n classified as Kind
@@ -110,7 +134,7 @@ func (n *Node) stat(extended bool) proto.Stat {
 	if k := n.kind(extended); k == Container || k == TTL {
 		owner = 0
 	}
-	nc := int32(len(n.children))
+	nc := int32(n.kids.len())
 	return proto.Stat{
 		Czxid: n.Czxid, Mzxid: n.Mzxid, Ctime: n.Ctime, Mtime: n.Mtime,
 		Version: n.Version, Cversion: n.Cversion*2 - nc, Aversion: n.Aversion,

@@ -191,9 +191,10 @@ func TestQuotaIndexRandom(t *testing.T) {
 		case op < 9: // delete, or delete and put back as a multi's rollback does
 			path := pick()
 			if n := tr.Get(path); path != "/" && path != ZooKeeperPath && path != QuotaPath && n.NumChildren() == 0 {
+				at := placeOf(tr, path)
 				n = tr.Delete(path, zxid)
 				if op == 8 {
-					tr.Reinsert(path, n, OpenACL)
+					tr.Reinsert(path, n, OpenACL, at)
 				}
 			}
 		default: // snapshot round trip

@@ -118,7 +118,7 @@ func DecodeSnapshot(d *proto.Decoder, opts Options) (*Tree, error) {
 		}
 		parentPath, name := zpath.Parent(path)
 		parent := t.Get(parentPath)
-		if parent == nil || name == "" || parent.children[name] != nil {
+		if parent == nil || name == "" || parent.Child(name) != nil {
 			return nil, fmt.Errorf("tree snapshot: node %q out of order", path)
 		}
 		if zpath.Join(parentPath, name) != path {
@@ -133,10 +133,7 @@ func DecodeSnapshot(d *proto.Decoder, opts Options) (*Tree, error) {
 			}
 			return nil, fmt.Errorf("tree snapshot: node %q has an ephemeral parent", path)
 		}
-		if parent.children == nil {
-			parent.children = make(map[string]*Node, 1)
-		}
-		parent.children[name] = n
+		parent.addChild(name, n) // in name order, as walked
 		t.count++
 		t.dataSize += int64(len(n.Data) + len(path))
 		t.index(path, n)

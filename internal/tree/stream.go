@@ -1,7 +1,6 @@
 package tree
 
 import (
-	"iter"
 	"maps"
 	"math"
 	"slices"
@@ -52,6 +51,10 @@ type Stream struct {
 	work     *orderWork
 	deferMin int
 	inline   orderWork // the work of a parent push does all at once
+	// gathering is work while gather is copying its parent's children
+	// across Next calls, for childMoved: Next and End write it, under the
+	// caller's lock, and Prepare, which runs without it, never reads it.
+	gathering *orderWork
 	// config is a copy of Tree.config at the start, or nil.
 	config *configShown
 }
@@ -107,19 +110,15 @@ func (t *Tree) BeginStream() *Stream {
 
 // End closes the stream and drops the saved copies. An order kept for the
 // next stream that finish did not complete (the stream ended early) is
-// dropped, and a paused gathering of a parent's children (gather) ended.
+// dropped.
 func (s *Stream) End() {
 	if s.t.stream == s {
 		s.t.stream = nil
 	}
-	if w := s.work; w != nil {
-		if w.stopPull != nil {
-			w.stopPull()
-		}
-		if w.fresh != nil && s.t.order[w.parent] == w.fresh {
-			delete(s.t.order, w.parent)
-		}
+	if w := s.work; w != nil && w.fresh != nil && s.t.order[w.parent] == w.fresh {
+		delete(s.t.order, w.parent)
 	}
+	s.gathering = nil
 	s.saved, s.savedKids, s.stack, s.work = nil, nil, nil, nil
 }
 
@@ -163,7 +162,7 @@ func (t *Tree) preserveRemove(parent *Node, name string) {
 		return
 	}
 	t.preserve(parent)
-	c := parent.children[name]
+	c := parent.Child(name)
 	if s.addedSince(s.savedKids[parent], name, c) {
 		return
 	}
@@ -222,13 +221,14 @@ func (s *Stream) state(n *Node) *Node {
 // nothing.
 func (s *Stream) hasKids(n *Node) bool {
 	d, ok := s.savedKids[n]
+	kids := n.NumChildren()
 	if !ok {
-		return len(n.children) > 0
+		return kids > 0
 	}
 	// Without reading all of d when it is long (a parent whose children
 	// are being removed under a stream): each name in d can hide at most
 	// one child, and one that held a child at the start settles it.
-	if len(n.children) > len(d) {
+	if kids > len(d) {
 		return true
 	}
 	added := 0
@@ -236,11 +236,11 @@ func (s *Stream) hasKids(n *Node) bool {
 		if old != nil {
 			return true
 		}
-		if _, now := n.children[name]; now {
+		if n.Child(name) != nil {
 			added++ // added since
 		}
 	}
-	return len(n.children) > added
+	return kids > added
 }
 
 // Next appends up to max more nodes to b and reports whether the stream is
@@ -349,13 +349,11 @@ type orderWork struct {
 	parent *Node
 	stage  orderStage
 	kids   []child // the frame's; sorting: unsorted until stageReady
-	// Sorting a large parent's children: pull appends the next quota of
-	// its children from the map to kids, across Next calls, and reports
-	// false when there were no more (stopPull ends it; see gather);
-	// delta is a copy of the parent's deltas taken when all are gathered.
-	pull     func() (struct{}, bool)
-	stopPull func()
-	quota    int
+	// Sorting a large parent's children: gathered is how many places of
+	// its order gather has copied to kids, across Next calls (see
+	// gather); delta is a copy of the parent's deltas taken when all are
+	// gathered.
+	gathered int
 	delta    []child
 	// fresh is the order kept for the next stream, installed when the
 	// stream reached the parent (nil when it has too few children): it
@@ -392,8 +390,8 @@ func (s *Stream) push(path string, n *Node) {
 	if s.large(w) {
 		s.work = new(orderWork)
 		*s.work = *w
-		if w = s.work; w.stage == stageGather {
-			w.pull, w.stopPull = iter.Pull(w.gatherer(n.children))
+		if s.work.stage == stageGather {
+			s.gathering = s.work
 		}
 		return
 	}
@@ -446,65 +444,60 @@ func (s *Stream) begin(w *orderWork, path string, n *Node) {
 	// large parent's a piece at a time, as gathering 100,000 held the
 	// caller's lock for 2 to 10 ms.
 	d := s.savedKids[n]
-	size := len(n.children) + len(d)
+	size := n.NumChildren() + len(d)
 	w.stage, w.kids = stageGather, make([]child, 0, size)
 	if size >= sortCacheMin {
 		// Its kids' length is what apply reads (childrenChanging)
 		// until finish puts the sorted children in.
-		w.fresh = &childOrder{kids: w.kids[:len(n.children)], changed: changedNames(d, nil, nil)}
+		w.fresh = &childOrder{kids: w.kids[:n.NumChildren()], changed: changedNames(d, nil, nil)}
 		s.t.order[n] = w.fresh
 	}
 }
 
 // gather collects at most max more of the children w's parent has now, and
-// returns how many it did (a small parent's all at once). A map iteration
-// paused across Next calls yields, once, every child that stays in the map
-// throughout, and may or may not yield those added meanwhile; those
-// removed meanwhile were there at the start only if they are in the
-// parent's deltas by the end. With all gathered it copies the deltas:
-// prepare takes out the names in them and puts back the children those
-// had at the start, and takes out the children added since.
+// returns how many it did (a small parent's all at once): it copies the
+// next places of the parent's order. Between calls a child that moves from
+// a place not copied yet to one copied already, as Delete moves the last
+// child, is copied when it moves (childMoved), so every child that stays
+// throughout is gathered; one moved the other way, as Reinsert moves one,
+// is gathered twice, which prepare undoes; children added meanwhile may or
+// may not be gathered; those removed meanwhile were there at the start
+// only if they are in the parent's deltas by the end. With all gathered
+// it copies the deltas: prepare takes out the names in them and puts back
+// the children those had at the start, and takes out the children added
+// since.
 func (s *Stream) gather(w *orderWork, max int) int {
-	n, done := w.parent, 0
-	if w.pull == nil {
-		for name, c := range n.children {
-			w.kids = append(w.kids, child{name, c})
-		}
-		done = len(n.children)
-	} else {
-		before := len(w.kids)
-		w.quota = max
-		_, more := w.pull()
-		if done = len(w.kids) - before; more {
-			return done
-		}
-		w.stopPull()
-		w.pull, w.stopPull = nil, nil
+	var kids []child
+	if l := w.parent.kids; l != nil {
+		kids = l.kids
 	}
-	for name, old := range s.savedKids[n] {
+	start := min(w.gathered, len(kids))
+	end := start + min(max, len(kids)-start)
+	w.kids = append(w.kids, kids[start:end]...)
+	w.gathered = end
+	if end < len(kids) {
+		return end - start
+	}
+	if s.gathering == w {
+		s.gathering = nil
+	}
+	for name, old := range s.savedKids[w.parent] {
 		w.delta = append(w.delta, child{name, old})
 	}
 	w.stage = stageSort
-	return done
+	return end - start
 }
 
-// gatherer returns the iteration of m that gather pulls: it appends the
-// children to w.kids and pauses after every w.quota of them. One switch to
-// and from the iteration's goroutine per Next call, not one per child:
-// pulling children one by one added a third to a stream's time in Next
-// with 1,000,000 children under one parent.
-func (w *orderWork) gatherer(m map[string]*Node) iter.Seq[struct{}] {
-	return func(yield func(struct{}) bool) {
-		n := 0
-		for name, c := range m {
-			w.kids = append(w.kids, child{name, c})
-			if n++; n >= w.quota {
-				if !yield(struct{}{}) {
-					return
-				}
-				n = 0
-			}
-		}
+// childMoved is called when parent's child c moves from place from to
+// place to in the parent's order, for a stream gathering the parent's
+// children (gather) to copy it if it moved from the places not copied yet
+// to those copied already.
+func (t *Tree) childMoved(parent *Node, c child, from, to int) {
+	if t.stream == nil {
+		return
+	}
+	if w := t.stream.gathering; w != nil && w.parent == parent && to < w.gathered && from >= w.gathered {
+		w.kids = append(w.kids, c)
 	}
 }
 
@@ -557,6 +550,8 @@ func (s *Stream) prepare(w *orderWork) {
 				}
 			}
 			slices.SortFunc(kids, compareKids)
+			// A child gather copied twice (see there) is one.
+			kids = slices.CompactFunc(kids, func(a, b child) bool { return a.name == b.name })
 			w.kids, w.stage = kids, stageReady
 			return
 		}
@@ -594,7 +589,7 @@ func (s *Stream) classify(w *orderWork, max int) int {
 	for ; w.next < len(w.changed) && done < max; w.next++ {
 		done++
 		name, i, kept := w.changed[w.next], w.at[w.next], w.found[w.next]
-		c := n.children[name]
+		c := n.Child(name)
 		if s.addedSince(d, name, c) {
 			// Every name added since this stream began, before it
 			// reached n, was noted in the kept order's changed names.

@@ -85,11 +85,11 @@ func FuzzStream(f *testing.F) {
 				}
 			case op == 3 || op == 4:
 				if n != nil && n.NumChildren() == 0 {
-					acl := tr.ACL(n)
+					acl, at := tr.ACL(n), placeOf(tr, path)
 					zxid++
 					tr.Delete(path, zxid)
 					if op == 4 { // undone, as in a failed multi
-						tr.Reinsert(path, n, acl)
+						tr.Reinsert(path, n, acl, at)
 					}
 				}
 			case op == 5:

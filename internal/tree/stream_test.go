@@ -68,10 +68,10 @@ func TestStreamIsTheStartState(t *testing.T) {
 					p := paths[i]
 					n := tr.Get(p)
 					if n != nil && n.NumChildren() == 0 {
-						acl := tr.ACL(n)
+						acl, at := tr.ACL(n), placeOf(tr, p)
 						tr.Delete(p, zxid)
 						if r.Intn(4) == 0 {
-							tr.Reinsert(p, n, acl)
+							tr.Reinsert(p, n, acl, at)
 						} else {
 							paths = append(paths[:i], paths[i+1:]...)
 						}
@@ -282,8 +282,9 @@ func TestStreamSavesOnlyChangedChildren(t *testing.T) {
 	runtime.ReadMemStats(&before)
 	tr.Create("/p/new", []byte("x"), OpenACL, 0, zxid, 1)
 	tr.Delete("/p/c00007", zxid+1)
+	at := placeOf(tr, "/p/c00008")
 	n8 := tr.Delete("/p/c00008", zxid+2)
-	tr.Reinsert("/p/c00008", n8, OpenACL) // as a failed multi undoes a delete
+	tr.Reinsert("/p/c00008", n8, OpenACL, at) // as a failed multi undoes a delete
 	runtime.ReadMemStats(&after)
 	// A copy of the map alone is at least 24 bytes per child.
 	if got := after.TotalAlloc - before.TotalAlloc; got > 64<<10 {

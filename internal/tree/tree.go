@@ -2,6 +2,7 @@ package tree
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -170,7 +171,7 @@ func (t *Tree) Get(path string) *Node {
 		if i >= 0 {
 			name = rest[:i]
 		}
-		n = n.children[name]
+		n = n.kids.get(name)
 		if n == nil || name == "" {
 			return nil
 		}
@@ -218,10 +219,7 @@ func (t *Tree) CreateIn(parent *Node, path string, data []byte, acl []proto.ACL,
 		Data: data, Czxid: zxid, Mzxid: zxid, Pzxid: zxid, Ctime: now, Mtime: now,
 		EphemeralOwner: owner, ACL: t.acls.intern(acl),
 	}
-	if parent.children == nil {
-		parent.children = make(map[string]*Node, 1)
-	}
-	parent.children[name] = n
+	parent.addChild(name, n)
 	// DataTree.createNode takes the txn's counter (the parent's plus one)
 	// only when it is above the parent's: at MaxInt32 the increment wraps
 	// below it, so the counter stays there for good, and pzxid is not set.
@@ -236,7 +234,8 @@ func (t *Tree) CreateIn(parent *Node, path string, data []byte, acl []proto.ACL,
 }
 
 // Delete removes the node at path, which must exist and have no children. It
-// sets the parent's pzxid to zxid.
+// sets the parent's pzxid to zxid. The parent's last child takes the
+// deleted one's place in the parent's order (Node.EachChild).
 func (t *Tree) Delete(path string, zxid int64) *Node {
 	parentPath, _ := zpath.Parent(path)
 	return t.DeleteIn(t.Get(parentPath), path, zxid)
@@ -247,10 +246,13 @@ func (t *Tree) Delete(path string, zxid int64) *Node {
 func (t *Tree) DeleteIn(parent *Node, path string, zxid int64) *Node {
 	_, name := zpath.Parent(path)
 	t.childRemoving(parent, name)
-	n := parent.children[name]
-	delete(parent.children, name)
-	if len(parent.children) == 0 {
-		parent.children = nil
+	i := parent.kids.find(name)
+	n := parent.kids.kids[i].n
+	if moved, from := parent.kids.removeAt(i); from != i {
+		t.childMoved(parent, moved, from, i)
+	}
+	if parent.kids.len() == 0 {
+		parent.kids = nil
 		delete(t.order, parent) // and the deleted nodes it holds
 	}
 	if zxid > parent.Pzxid {
@@ -264,17 +266,22 @@ func (t *Tree) DeleteIn(parent *Node, path string, zxid int64) *Node {
 }
 
 // Reinsert puts back a node removed by Delete, with the ACL list it had (used
-// to undo a delete inside a failed multi). The caller restores the parent's
-// fields.
-func (t *Tree) Reinsert(path string, n *Node, acl []proto.ACL) {
+// to undo a delete inside a failed multi), at place at in its parent's
+// order, the child there going last: with the place the node had
+// (Node.ChildIndex) and the tree as Delete left it, that is the order
+// before the delete. A place out of range puts it last. The caller
+// restores the parent's fields.
+func (t *Tree) Reinsert(path string, n *Node, acl []proto.ACL, at int) {
 	parentPath, name := zpath.Parent(path)
 	parent := t.Get(parentPath)
 	t.childAdding(parent, name, n.Czxid)
 	t.preserve(n)
-	if parent.children == nil {
-		parent.children = make(map[string]*Node, 1)
+	parent.addChild(name, n)
+	if last := parent.kids.len() - 1; at >= 0 && at < last {
+		parent.kids.swap(at, last)
+		t.childMoved(parent, parent.kids.kids[last], at, last)
+		t.childMoved(parent, parent.kids.kids[at], last, at)
 	}
-	parent.children[name] = n
 	t.count++
 	t.dataSize += int64(len(n.Data) + len(path))
 	n.ACL = t.acls.intern(acl)
@@ -372,9 +379,7 @@ func sortedKeys(m map[string]struct{}) []string {
 // CountDescendants returns the number of nodes below n (n excluded).
 func CountDescendants(n *Node) int {
 	total := 0
-	for _, c := range n.children {
-		total += 1 + CountDescendants(c)
-	}
+	n.EachChild(func(_ string, c *Node) { total += 1 + CountDescendants(c) })
 	return total
 }
 
@@ -386,15 +391,12 @@ func (t *Tree) Walk(fn func(path string, n *Node)) {
 
 func walk(path string, n *Node, fn func(string, *Node)) {
 	fn(path, n)
-	if len(n.children) == 0 {
+	if n.kids.len() == 0 {
 		return
 	}
-	names := make([]string, 0, len(n.children))
-	for name := range n.children {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		walk(zpath.Join(path, name), n.children[name], fn)
+	kids := slices.Clone(n.kids.kids)
+	slices.SortFunc(kids, compareKids)
+	for _, c := range kids {
+		walk(zpath.Join(path, c.name), c.n, fn)
 	}
 }

@@ -316,6 +316,7 @@ func TestDeleteReinsert(t *testing.T) {
 	p := mustGet(t, tr, "/p")
 	oldCversion, oldPzxid := p.Cversion, p.Pzxid
 
+	at := placeOf(tr, "/p/e")
 	n := tr.Delete("/p/e", 3)
 	if tr.Get("/p/e") != nil || n == nil || string(n.Data) != "eph" {
 		t.Fatalf("Delete returned %v", n)
@@ -328,7 +329,7 @@ func TestDeleteReinsert(t *testing.T) {
 	}
 	checkInvariants(t, tr)
 
-	tr.Reinsert("/p/e", n, digestACL)
+	tr.Reinsert("/p/e", n, digestACL, at)
 	p.Cversion, p.Pzxid = oldCversion, oldPzxid
 	if d := diffDumps(before, dumpTree(tr)); d != "" {
 		t.Fatalf("Reinsert did not restore the tree:\n%s", d)
