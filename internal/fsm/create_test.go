@@ -63,9 +63,15 @@ func TestCreateErrors(t *testing.T) {
 		{"ttl with persistent mode", true, sess1, nil, createTTL("/x", proto.FlagPersistent, 100), proto.ErrBadArguments},
 		{"ttl with ephemeral mode", true, sess1, nil, createTTL("/x", proto.FlagEphemeral, 100), proto.ErrBadArguments},
 		{"ttl with container mode", true, sess1, nil, createTTL("/x", proto.FlagContainer, 100), proto.ErrBadArguments},
-		// ZooKeeper passes this one and then fails in DataTree (the server
-		// stops); refusing it is ours.
+		// ZooKeeper passes this one through every check and then fails in
+		// DataTree (the server stops); refusing it where ZooKeeper would
+		// create the node is ours, and every other check comes first.
 		{"createTTL non-TTL mode, negative ttl", true, sess1, nil, createTTL("/x", proto.FlagPersistent, -1), proto.ErrBadArguments},
+		{"createTTL non-TTL mode, negative ttl, missing parent", true, sess1, nil, createTTL("/missing/x", proto.FlagPersistent, -5), proto.ErrNoNode},
+		{"createTTL non-TTL mode, negative ttl, no CREATE", true, sess1, nil, createTTL("/nc/x", proto.FlagPersistent, -5), proto.ErrNoAuth},
+		{"createTTL non-TTL mode, negative ttl, exists", true, sess1, nil, createTTL("/p", proto.FlagPersistent, -5), proto.ErrNodeExists},
+		{"createTTL ephemeral mode, negative ttl, exists", true, sess1, nil, createTTL("/e", proto.FlagEphemeral, -5), proto.ErrNodeExists},
+		{"createTTL non-TTL mode, negative ttl, ephemeral parent", true, sess1, nil, createTTL("/e/x", proto.FlagPersistent, -5), proto.ErrNoChildrenForEphemerals},
 		{"bad ttl beats no session", true, 0, nil, createTTL("/x", proto.FlagEphemeral, 100), proto.ErrBadArguments},
 		// Ephemerals need a session.
 		{"ephemeral without session", true, 0, nil, create("/x", "", proto.FlagEphemeral), proto.ErrSessionExpired},

@@ -44,11 +44,7 @@ func (m *Machine) create(e *Entry, op *Op, zxid int64, r *Result) OpResult {
 		if ttl <= 0 || ttl > tree.MaxTTL {
 			return fail(proto.ErrBadArguments)
 		}
-	} else if ttl >= 0 || op.Op == proto.OpCreateTTL {
-		// createTTL with a non-TTL mode and a negative ttl passes
-		// ZooKeeper's checks and then fails in DataTree.processTxn
-		// (EphemeralType.TTL.toEphemeralOwner throws), stopping the server.
-		// Refusing it up front is the only sane reading.
+	} else if ttl >= 0 {
 		return fail(proto.ErrBadArguments)
 	}
 	ephemeral := flags == proto.FlagEphemeral || flags == proto.FlagEphemeralSequential
@@ -90,6 +86,16 @@ func (m *Machine) create(e *Entry, op *Op, zxid int64, r *Result) OpResult {
 	}
 	if m.tree.Kind(parent) == tree.Ephemeral || slices.Contains(m.ephemeralContainers, parent) {
 		return fail(proto.ErrNoChildrenForEphemerals)
+	}
+	if op.Op == proto.OpCreateTTL && !ttlMode {
+		// createTTL with a non-TTL mode and a negative ttl passes every
+		// check of ZooKeeper's PrepRequestProcessor (so a missing parent,
+		// a missing permission or an existing node is answered as for
+		// any create) and then fails in DataTree.processTxn
+		// (EphemeralType.TTL.toEphemeralOwner throws), stopping the
+		// server. Refusing it here, where ZooKeeper would have created
+		// the node, is the only sane reading.
+		return fail(proto.ErrBadArguments)
 	}
 	var owner int64
 	switch {
