@@ -23,6 +23,22 @@
 //     (-random-seeds or $PADDOCK_DIFF_SEEDS for more) against both
 //     servers, and TestDiffScript -script runs a file or seeds:<list>
 //     and prints both transcripts, for reducing a difference.
+//   - [GenerateEnsembleScript] writes such scenarios for ensembles:
+//     clients on different members (client cN on member (N-1) mod 3 + 1,
+//     reattaches often elsewhere), so that writes are forwarded, sessions
+//     are created and closed through followers, and watches set (or
+//     re-set with setWatches) on one member fire for writes through
+//     another. Such a script is deterministic under replication because
+//     it keeps to ZooKeeper's rule for cross-client consistency: a client
+//     syncs before its next step once another client may have changed
+//     the tree, and the sync's reply comes after the notifications of
+//     every txn committed before it. TestRandomDifferentialEnsemble
+//     (-ensemble-seeds or $PADDOCK_DIFF_ENSEMBLE_SEEDS for more) runs
+//     them against a three-member ZooKeeper 3.8 ensemble and a
+//     three-member Paddock ensemble; ZooKeeper's clients use only its
+//     two followers (see ensembleRunOptions for why), and "settle" after
+//     a setACL waits until every member, the leader included, has
+//     applied it. TestDiffScript -diff-ensemble reduces a difference.
 //
 // # Normalization
 //

@@ -39,6 +39,9 @@ import (
 //   - After a session closes, the other clients read their events sorted:
 //     ZooKeeper deletes a session's ephemerals in hash-set order. The
 //     closing client closes from a new connection without watches.
+//
+// GenerateEnsembleScript adds, for ensembles, the syncs and settles that
+// replication lag calls for (see there).
 
 // genPaths are the paths random operations work on.
 var genPaths = []string{"/a", "/b", "/c", "/a/x", "/a/y", "/b/x", "/a/x/z"}
@@ -98,6 +101,7 @@ type genClient struct {
 	name       string
 	connected  bool // has a connection (it may have been closed by the server)
 	session    bool // has a session it may reattach (not closed)
+	stale      bool // ensemble: its member may lag a change (see ensembleWrites)
 	kinds      map[string]watchKind
 	dataW      map[string]bool // standard watches asked for, for setWatches
 	existW     map[string]bool
@@ -114,19 +118,28 @@ func (c *genClient) resetWatches() {
 
 // generator builds one random scenario.
 type generator struct {
-	rng     *rand.Rand
-	lines   []string
-	clients []*genClient
-	noRead  map[string]bool // paths that may have been given an ACL without READ
-	prefix  string          // "send " while adding pipelined requests
+	rng       *rand.Rand
+	lines     []string
+	clients   []*genClient
+	noRead    map[string]bool // paths that may have been given an ACL without READ
+	prefix    string          // "send " while adding pipelined requests
+	ensemble  bool            // clients on different members (GenerateEnsembleScript)
+	barriers  int             // sync and settle lines added for the ensemble, not counted as steps
+	unsettled bool            // ensemble: a setacl was added and no settle after it
 }
 
 // GenerateScript returns the random scenario of seed as script text,
 // named random-<seed>.
-func GenerateScript(seed uint64) string {
+func GenerateScript(seed uint64) string { return generate(seed, false) }
+
+// generate writes seed's scenario; ensemble adds what
+// GenerateEnsembleScript describes. Without it the rng draws, and so the
+// scripts, are those GenerateScript always gave.
+func generate(seed uint64, ensemble bool) string {
 	g := &generator{
-		rng:    rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)),
-		noRead: map[string]bool{},
+		rng:      rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)),
+		noRead:   map[string]bool{},
+		ensemble: ensemble,
 	}
 	n := 2 + g.rng.IntN(2)
 	for i := range n {
@@ -146,16 +159,36 @@ func GenerateScript(seed uint64) string {
 		}
 	}
 	steps := len(g.lines) + 20 + g.rng.IntN(21)
-	for len(g.lines) < steps {
+	for len(g.lines)-g.barriers < steps {
 		c := g.clients[g.rng.IntN(len(g.clients))]
 		if !c.connected {
 			g.connect(c)
 			continue
 		}
+		g.barrier(c)
 		g.op(c)
+		if g.unsettled {
+			// ZooKeeper's leader checks writes it prepares before it has
+			// applied a setACL (which a follower may already have
+			// answered) against the old ACL.
+			g.add(c, "settle")
+			g.barriers++
+			g.unsettled = false
+		}
+	}
+	name := "random"
+	if g.ensemble {
+		name = "ensemble"
+		// The final flush pings every client: first let each member
+		// deliver what the last changes fired.
+		for _, c := range g.clients {
+			if c.connected {
+				g.barrier(c)
+			}
+		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "== random-%d\n", seed)
+	fmt.Fprintf(&b, "== %s-%d\n", name, seed)
 	for _, l := range g.lines {
 		b.WriteString(l + "\n")
 	}
@@ -164,18 +197,93 @@ func GenerateScript(seed uint64) string {
 
 // Generate returns the random scenario of seed, parsed.
 func Generate(seed uint64) (Scenario, error) {
-	scs, err := ParseScenarios(fmt.Sprintf("random-%d", seed), GenerateScript(seed))
+	return parseGenerated(fmt.Sprintf("random-%d", seed), GenerateScript(seed))
+}
+
+// GenerateEnsembleScript returns the random scenario of seed for an
+// ensemble, named ensemble-<seed>: GenerateScript's scenario of the same
+// seed in spirit (the same kinds of steps, not the same steps) with
+// clients that connect to different members and sync where a single
+// server would need no sync. Client cN's connections go to member
+// (N-1) mod 3 + 1 unless a connect names another with member=K, as
+// reattaches often do (setWatches then goes to a member that never saw
+// the watches). Reads on a member may lag the leader, so the script
+// keeps to ZooKeeper's rule for cross-client consistency: once another
+// client may have changed the tree (any write or a session close), a
+// client's next step is preceded by "sync /" (and the events a close
+// fires are read with "events sorted sync"), and so is the first step on
+// a new connection. A member sends the notifications of the txns
+// committed before a sync ahead of the sync's reply, so events land
+// where a single server would put them. The runner brings a member up to
+// date before a reattach (RunOptions.Members). A setACL is followed by
+// "settle": ZooKeeper's leader checks the writes it prepares before it
+// has itself applied a setACL (which a follower may already have
+// answered) against the old ACL. Run against a single server the script
+// means the same.
+func GenerateEnsembleScript(seed uint64) string { return generate(seed, true) }
+
+// GenerateEnsemble returns the ensemble scenario of seed, parsed.
+func GenerateEnsemble(seed uint64) (Scenario, error) {
+	return parseGenerated(fmt.Sprintf("ensemble-%d", seed), GenerateEnsembleScript(seed))
+}
+
+func parseGenerated(file, script string) (Scenario, error) {
+	scs, err := ParseScenarios(file, script)
 	if err != nil {
 		return Scenario{}, err
 	}
 	if len(scs) != 1 {
-		return Scenario{}, fmt.Errorf("difftest: seed %d gave %d scenarios", seed, len(scs))
+		return Scenario{}, fmt.Errorf("difftest: %s gave %d scenarios", file, len(scs))
 	}
 	return scs[0], nil
 }
 
 func (g *generator) add(c *genClient, format string, args ...any) {
-	g.lines = append(g.lines, c.name+" "+g.prefix+fmt.Sprintf(format, args...))
+	step := fmt.Sprintf(format, args...)
+	g.lines = append(g.lines, c.name+" "+g.prefix+step)
+	if !g.ensemble {
+		return
+	}
+	cmd, rest, _ := strings.Cut(step, " ")
+	switch {
+	case ensembleWrites[cmd]:
+		for _, o := range g.clients {
+			if o != c {
+				o.stale = true
+			}
+		}
+	case cmd == "connect":
+		c.stale = true
+	case cmd == "sync" || cmd == "events" && strings.HasSuffix(rest, "sync"):
+		c.stale = false
+	}
+	if cmd == "setacl" {
+		g.unsettled = true
+	}
+}
+
+// ensembleWrites are the commands after which, in an ensemble, the
+// other clients' members may lag: every request that may change the tree
+// (its outcome does not matter: the generator does not model the tree),
+// and closing a session, which deletes its ephemerals.
+var ensembleWrites = map[string]bool{
+	"create": true, "create2": true, "createcontainer": true, "createttl": true,
+	"delete": true, "set": true, "setacl": true, "multi": true, "close": true,
+}
+
+// barrier adds, in an ensemble, a sync of the scenario root on c's
+// connection when its member may lag a change another client made (or c
+// has a new connection, perhaps on another member): the member answers
+// the sync once it has applied every txn the leader committed before it,
+// and sends the notifications those txns fired first, so c's next step
+// reads what it would read from a single server, and the events land
+// where a single server puts them.
+func (g *generator) barrier(c *genClient) {
+	if !g.ensemble || !c.stale {
+		return
+	}
+	g.add(c, "sync /")
+	g.barriers++
 }
 
 // chance reports true with probability p percent.
@@ -238,12 +346,19 @@ func (g *generator) connect(c *genClient) {
 	c.connected = true
 	if !c.session || g.chance(20) {
 		opts := pick(g, []string{"", "", "", "", "", " ro", " noro", " timeout=100000", " timeout=35000"})
+		if g.ensemble && g.chance(30) {
+			opts += g.member()
+		}
 		g.add(c, "connect%s", opts)
 		c.session = true
 		c.resetWatches()
 		return
 	}
-	g.add(c, "connect session=%s zxid=%s", c.name, c.name)
+	member := ""
+	if g.ensemble && g.chance(60) {
+		member = g.member()
+	}
+	g.add(c, "connect session=%s zxid=%s%s", c.name, c.name, member)
 	if !g.chance(75) {
 		c.resetWatches()
 		return
@@ -273,6 +388,15 @@ func (g *generator) connect(c *genClient) {
 		return
 	}
 	g.add(c, "%s %s %s", cmd, c.name, strings.Join(args, " "))
+}
+
+// ensembleMembers is the number of members GenerateEnsembleScript's
+// connects pick from.
+const ensembleMembers = 3
+
+// member returns a connect option for a random member.
+func (g *generator) member() string {
+	return fmt.Sprintf(" member=%d", 1+g.rng.IntN(ensembleMembers))
 }
 
 // standardPaths returns the paths c asked standard watches for, sorted.
@@ -519,19 +643,31 @@ func (g *generator) close(c *genClient) {
 		// watches, in hash-set order: close from a connection without
 		// watches.
 		g.add(c, "disconnect")
-		g.add(c, "connect session=%s zxid=%s", c.name, c.name)
+		member := ""
+		if g.ensemble && g.chance(60) {
+			member = g.member()
+		}
+		g.add(c, "connect session=%s zxid=%s%s", c.name, c.name, member)
 	}
 	g.add(c, "close")
 	c.connected, c.session = false, false
 	c.resetWatches()
 	for _, o := range g.clients {
 		if o != c && o.connected {
+			if g.ensemble {
+				g.add(o, "events sorted sync")
+				continue
+			}
 			g.add(o, "events sorted")
 		}
 	}
 	if g.chance(20) {
 		// Reattaching a closed session: the server refuses it.
-		g.add(c, "connect session=%s", c.name)
+		member := ""
+		if g.ensemble && g.chance(60) {
+			member = g.member()
+		}
+		g.add(c, "connect session=%s%s", c.name, member)
 		g.add(c, "ping")
 		c.connected = false
 	}

@@ -1,6 +1,7 @@
 package difftest
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -104,5 +105,78 @@ func TestGenerateExistsNeedsRead(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestGenerateEnsembleBarriers checks, over many seeds, the rule that
+// keeps ensemble scenarios deterministic: once another client may have
+// changed the tree, or after a new connection, a client syncs before
+// its next request or events step. The exceptions are the setWatches
+// that follows a reattach (it goes to a member the runner brought up to
+// date, and must send the zxid seen before any sync), a close (from a
+// connection without watches, or one whose events were read), and the
+// ping after a connection the server refuses or closes. It also checks
+// that a settle follows every setacl (after the wait of its pipeline).
+func TestGenerateEnsembleBarriers(t *testing.T) {
+	writes := map[string]bool{"create": true, "create2": true, "createcontainer": true, "createttl": true,
+		"delete": true, "set": true, "setacl": true, "multi": true, "close": true}
+	exempt := map[string]bool{"connect": true, "disconnect": true, "close": true, "ping": true,
+		"setwatches": true, "setwatches2": true, "sync": true}
+	members := 0
+	for seed := uint64(1); seed <= 2000; seed++ {
+		sc, err := GenerateEnsemble(seed)
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		if !strings.HasPrefix(GenerateEnsembleScript(seed), fmt.Sprintf("== ensemble-%d\n", seed)) {
+			t.Fatalf("seed %d: scenario not named ensemble-%d", seed, seed)
+		}
+		stale := map[string]bool{}
+		last := map[string]string{}
+		unsettled := false
+		for i, st := range sc.Steps {
+			cmd, args := st.Cmd, st.Args
+			if cmd == "send" {
+				cmd, args = args[0].Text, args[1:]
+			}
+			last[st.Client] = cmd
+			switch {
+			case cmd == "setacl":
+				unsettled = true
+			case cmd == "settle":
+				unsettled = false
+			case unsettled && cmd != "wait":
+				t.Errorf("seed %d line %d: %s after a setacl without a settle", seed, st.Line, st.Text)
+			}
+			sync := cmd == "sync" || cmd == "events" && len(args) > 0 && args[len(args)-1].Text == "sync"
+			switch {
+			case cmd == "connect":
+				// The first connect's creates come before any other
+				// client: writes, whose outcome the leader decides.
+				stale[st.Client] = i > 0
+				if strings.Contains(st.Text, " member=") {
+					members++
+				}
+			case sync:
+				stale[st.Client] = false
+			case stale[st.Client] && !exempt[cmd]:
+				t.Errorf("seed %d line %d: %s without a sync since a change or a new connection", seed, st.Line, st.Text)
+			}
+			if writes[cmd] {
+				for c := range stale {
+					if c != st.Client {
+						stale[c] = true
+					}
+				}
+			}
+		}
+		for c, s := range stale {
+			if s && last[c] != "disconnect" && last[c] != "close" && last[c] != "ping" {
+				t.Errorf("seed %d: %s ends without a sync after the last change", seed, c)
+			}
+		}
+	}
+	if members == 0 {
+		t.Error("no connect names a member")
 	}
 }

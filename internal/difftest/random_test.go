@@ -151,7 +151,8 @@ var (
 )
 
 // TestDiffScript runs the scenarios of -script against ZooKeeper and
-// Paddock (configured as for TestRandomDifferential) and prints both
+// Paddock (configured as for TestRandomDifferential, or with
+// -diff-ensemble as for TestRandomDifferentialEnsemble) and prints both
 // transcripts and their diff. It is skipped without -script.
 func TestDiffScript(t *testing.T) {
 	if *scriptFile == "" {
@@ -164,7 +165,11 @@ func TestDiffScript(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, s := range list {
-			text += GenerateScript(s)
+			if *diffEnsemble {
+				text += GenerateEnsembleScript(s)
+			} else {
+				text += GenerateScript(s)
+			}
 		}
 	} else {
 		b, err := os.ReadFile(*scriptFile)
@@ -177,7 +182,14 @@ func TestDiffScript(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	zk, pd := startRandomServers(t)
+	var zkOpts, pdOpts RunOptions
+	if *diffEnsemble {
+		zke, pde := startEnsembles(t)
+		zkOpts, pdOpts = ensembleRunOptions(t, zke, pde)
+	} else {
+		zk, pd := startRandomServers(t)
+		zkOpts.Members, pdOpts.Members = []string{zk.Addr}, []string{pd.Addr}
+	}
 	var golden strings.Builder
 	defer func() {
 		if *scriptGolden != "" && !t.Failed() {
@@ -187,16 +199,10 @@ func TestDiffScript(t *testing.T) {
 		}
 	}()
 	for i, sc := range scs {
-		root := fmt.Sprintf("/s%d", i)
-		zkLines, err := Run(zk.Addr, sc, RunOptions{Root: root})
+		zkText, pdText, err := runBoth(zkOpts, pdOpts, sc, fmt.Sprintf("/s%d", i))
 		if err != nil {
 			t.Fatal(err)
 		}
-		pdLines, err := Run(pd.Addr, sc, RunOptions{Root: root, HideEventZxids: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		zkText, pdText := strings.Join(zkLines, "\n"), strings.Join(pdLines, "\n")
 		fmt.Fprintf(&golden, "== %s\n%s\n\n", sc.Name, zkText)
 		t.Logf("== %s\nZooKeeper:\n%s\nPaddock:\n%s\ndiff:\n%s", sc.Name, zkText, pdText,
 			UnifiedDiff("zookeeper", "paddock", zkText, pdText))

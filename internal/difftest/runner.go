@@ -33,6 +33,17 @@ type RunOptions struct {
 	// with 3.8 with this set. A zxid of -1 is never printed either way;
 	// any other non-positive value is.
 	HideEventZxids bool
+	// Members are the client addresses of an ensemble's members, in
+	// server id order. Client cN connects to Members[(N-1) mod len] and
+	// "connect member=K" to Members[(K-1) mod len]. A connect that
+	// reattaches a session or sends a last-seen zxid first brings its
+	// member up to date (see catchUp). Empty means the one server at
+	// Run's addr.
+	Members []string
+	// SettleMembers are the client addresses "settle" opens a session
+	// on: every member of the ensemble, the leader included (which
+	// Members may leave out). Empty means Members.
+	SettleMembers []string
 }
 
 func (o *RunOptions) defaults() {
@@ -89,6 +100,12 @@ func Run(addr string, sc Scenario, opts RunOptions) ([]string, error) {
 	start := time.Now()
 	if err := createRoot(addr, opts); err != nil {
 		return nil, fmt.Errorf("difftest: scenario %s: %w", sc.Name, err)
+	}
+	if len(opts.Members) == 0 {
+		opts.Members = []string{addr}
+	}
+	if len(opts.SettleMembers) == 0 {
+		opts.SettleMembers = opts.Members
 	}
 	r := &runner{addr: addr, opts: opts, tr: NewTranscript(opts.Root, start), clients: map[string]*client{}}
 	defer r.teardown()
@@ -203,17 +220,32 @@ func (r *runner) step(st Step) error {
 		r.waitClosed(c, st.Text)
 		return nil
 	case "events", "ping":
-		sorted := false
+		sorted, viaSync := false, false
 		for _, a := range st.Args {
-			if a.Text != "sorted" || a.Quoted {
-				return fmt.Errorf("%s: unknown argument %s (want sorted)", st.Cmd, a)
+			switch {
+			case a.Text == "sorted" && !a.Quoted:
+				sorted = true
+			case a.Text == "sync" && !a.Quoted:
+				viaSync = true
+			default:
+				return fmt.Errorf("%s: unknown argument %s (want sorted or sync)", st.Cmd, a)
 			}
-			sorted = true
 		}
-		r.ping(c, st.Text, st.Cmd == "ping", sorted)
+		r.ping(c, st.Text, st.Cmd == "ping", sorted, viaSync)
 		return nil
 	case "close":
 		return r.closeSession(c, st.Text)
+	case "settle":
+		if len(st.Args) != 0 {
+			return errors.New("want: settle")
+		}
+		for _, m := range r.opts.SettleMembers {
+			if err := settle(m, r.opts); err != nil {
+				return fmt.Errorf("settle %s: %w", m, err)
+			}
+		}
+		r.tr.Add(st.Text + " -> ok")
+		return nil
 	case "allchildrendiff":
 		return r.countDiff(c, st)
 	case "raw":
@@ -374,13 +406,25 @@ func (r *runner) eventLine(c *client, f Frame) string {
 // notification that arrives before the ping's reply. With sorted the
 // notifications are printed sorted, after any other line, for events
 // whose order the server leaves unspecified. With showOK it prints "ok"
-// for a live connection; otherwise "none" when no event came.
-func (r *runner) ping(c *client, label string, showOK, sorted bool) {
+// for a live connection; otherwise "none" when no event came. With
+// viaSync the barrier is a sync of the scenario root instead of a ping:
+// in an ensemble a member sends the notifications of every txn the
+// leader committed before the sync ahead of the sync's reply, which a
+// ping does not wait for.
+func (r *runner) ping(c *client, label string, showOK, sorted, viaSync bool) {
 	r.awaitAll(c)
 	if !r.live(c, label) {
 		return
 	}
-	if err := c.conn.Send(proto.XidPing, proto.OpPing, nil); err != nil {
+	barrier, what := proto.XidPing, "ping "
+	var err error
+	if viaSync {
+		barrier, what = c.allocXid(), "sync "
+		err = c.conn.Send(barrier, proto.OpSync, &proto.SyncRequest{Path: r.opts.Root})
+	} else {
+		err = c.conn.Send(proto.XidPing, proto.OpPing, nil)
+	}
+	if err != nil {
 		r.markClosed(c, label)
 		return
 	}
@@ -412,7 +456,7 @@ func (r *runner) ping(c *client, label string, showOK, sorted bool) {
 			} else {
 				r.event(c, f)
 			}
-		case proto.XidPing:
+		case barrier:
 			sort.Strings(held)
 			for _, l := range held {
 				r.tr.Add(l)
@@ -420,7 +464,7 @@ func (r *runner) ping(c *client, label string, showOK, sorted bool) {
 			held = nil
 			switch {
 			case f.Header.Err != proto.ErrOK:
-				r.tr.Add(label + " -> ping " + ErrName(f.Header.Err))
+				r.tr.Add(label + " -> " + what + ErrName(f.Header.Err))
 			case showOK:
 				r.tr.Add(label + " -> ok")
 			case events == 0:
@@ -587,6 +631,7 @@ func (r *runner) teardown() {
 func (r *runner) connect(c *client, st Step) error {
 	opts := ConnectOptions{TimeOut: r.opts.SessionTimeout}
 	badpw := false
+	member, _ := strconv.Atoi(strings.TrimPrefix(c.name, "c")) // names are c<number>
 	for _, a := range st.Args {
 		key, val, hasVal := strings.Cut(a.Text, "=")
 		switch {
@@ -608,6 +653,12 @@ func (r *runner) connect(c *client, st Step) error {
 				return fmt.Errorf("session=%s: that client has no session", val)
 			}
 			opts.SessionID, opts.Passwd = other.sessionID, bytes.Clone(other.passwd)
+		case key == "member" && hasVal:
+			v, err := strconv.Atoi(val)
+			if err != nil || v < 1 {
+				return fmt.Errorf("connect: member=%s: want a member number from 1", val)
+			}
+			member = v
 		case key == "zxid" && hasVal:
 			if other, ok := r.clients[val]; ok {
 				opts.LastZxidSeen = other.lastZxid
@@ -619,7 +670,7 @@ func (r *runner) connect(c *client, st Step) error {
 			}
 			opts.LastZxidSeen = v
 		default:
-			return fmt.Errorf("connect: unknown option %q (want noro, ro, badpw, timeout=, session=, zxid=)", a.Text)
+			return fmt.Errorf("connect: unknown option %q (want noro, ro, badpw, timeout=, session=, zxid=, member=)", a.Text)
 		}
 	}
 	if badpw {
@@ -629,7 +680,13 @@ func (r *runner) connect(c *client, st Step) error {
 		opts.Passwd[0] ^= 0xff
 	}
 	r.drop(c)
-	conn, hs, err := Dial(r.addr, opts, r.opts.ReplyTimeout)
+	addr := r.opts.Members[(max(member, 1)-1)%len(r.opts.Members)]
+	if len(r.opts.Members) > 1 && (opts.SessionID != 0 || opts.LastZxidSeen > 0) {
+		if err := catchUp(addr, r.opts); err != nil {
+			return fmt.Errorf("connect: bring %s up to date: %w", addr, err)
+		}
+	}
+	conn, hs, err := Dial(addr, opts, r.opts.ReplyTimeout)
 	if err != nil {
 		if hs.Len == 0 {
 			r.tr.Add(st.Text + " -> closed")
@@ -656,4 +713,52 @@ func (r *runner) connect(c *client, st Step) error {
 	}
 	r.tr.Add(line)
 	return nil
+}
+
+// catchUp brings the ensemble member at addr up to date before a client
+// reattaches a session there or sends the last zxid it saw, either of
+// which may come from another member. A member whose state is older than
+// that zxid refuses the session (ZooKeeper's "Refusing session request
+// ... as it has seen zxid"); a member that has not applied the close of a
+// session being reattached may answer the handshake or drop the
+// connection when the close arrives; so what the client sees would
+// depend on replication timing. A session of the runner's own, printed
+// nowhere, sends a sync (which the member answers once it has applied
+// everything the leader committed before it) and closes.
+func catchUp(addr string, opts RunOptions) error {
+	c, _, err := Dial(addr, ConnectOptions{TimeOut: opts.SessionTimeout}, opts.ReplyTimeout)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := c.Send(1, proto.OpSync, &proto.SyncRequest{Path: opts.Root}); err != nil {
+		return err
+	}
+	if err := expectReply(c, 1, opts.ReplyTimeout); err != nil {
+		return fmt.Errorf("sync %s: %w", opts.Root, err)
+	}
+	if err := c.Send(2, proto.OpCloseSession, nil); err != nil {
+		return err
+	}
+	return expectReply(c, 2, opts.ReplyTimeout)
+}
+
+// settle makes the member at addr apply every txn committed before it
+// returns: a session of the runner's own, printed nowhere, is created
+// there (a txn the member answers once it has applied it, and so every
+// txn before it) and closed. Unlike a sync, this holds on ZooKeeper's
+// leader too, whose sync is answered without waiting for the commits
+// queued in its own pipeline, and whose checks of a new write use a
+// setACL's outstanding change record (with the old ACL) until it has
+// applied the setACL.
+func settle(addr string, opts RunOptions) error {
+	c, _, err := Dial(addr, ConnectOptions{TimeOut: opts.SessionTimeout}, opts.ReplyTimeout)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := c.Send(1, proto.OpCloseSession, nil); err != nil {
+		return err
+	}
+	return expectReply(c, 1, opts.ReplyTimeout)
 }
