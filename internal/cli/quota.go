@@ -134,11 +134,17 @@ func (c *call) createQuota(path string, quota *statsTrack) ([]string, error) {
 	if ok, _, err := c.conn.Exists(c.ctx, qp); err != nil {
 		return nil, c.fail(err, qp)
 	} else if !ok {
-		if err := create(procZookeeper, nil); err != nil {
-			return nil, err
-		}
-		if err := create(quotaZookeeper, nil); err != nil {
-			return nil, err
+		// As zkCli: when /zookeeper exists (under a chroot, say),
+		// /zookeeper/quota is not created either, and creating the
+		// path's quota znodes below fails.
+		_, err := c.conn.Create(c.ctx, procZookeeper, nil, zk.OpenACL, zk.ModePersistent)
+		switch {
+		case err == nil:
+			if err := create(quotaZookeeper, nil); err != nil {
+				return nil, err
+			}
+		case !isCode(err, -110):
+			return nil, c.fail(err, procZookeeper)
 		}
 	}
 	for _, part := range strings.Split(path, "/")[1:] {
