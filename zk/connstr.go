@@ -65,8 +65,12 @@ func (c chroot) server(p string) string {
 	return string(c) + p
 }
 
-// client returns the client-side path of a server path; paths outside the
-// chroot are returned unchanged.
+// client returns the client-side path of a server path: the chroot is cut
+// off as a string prefix, as ZooKeeper's Java client does (ClientCnxn's
+// stripChroot, and the created path's substring), so that a sequential
+// node created at "/" under the chroot "/app" is "0000000001", the part
+// after "/app". Paths that do not start with the chroot are returned
+// unchanged.
 func (c chroot) client(p string) string {
 	if c == "" {
 		return p
@@ -74,8 +78,8 @@ func (c chroot) client(p string) string {
 	if p == string(c) {
 		return "/"
 	}
-	if len(p) > len(c) && p[len(c)] == '/' && p[:len(c)] == string(c) {
-		return p[len(c):]
+	if rest, ok := strings.CutPrefix(p, string(c)); ok {
+		return rest
 	}
 	return p
 }

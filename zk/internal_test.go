@@ -290,10 +290,15 @@ func TestInternalChroot(t *testing.T) {
 		}
 	}
 	// Paths outside the chroot come back unchanged.
-	for _, p := range []string{"/", "/ap", "/apple", "/other/app"} {
+	for _, p := range []string{"/", "/ap", "/other/app", "/zookeeper/config"} {
 		if got := chroot("/app").client(p); got != p {
 			t.Errorf("client(%q) outside /app = %q, want it unchanged", p, got)
 		}
+	}
+	// The chroot is cut off as a string prefix, as the Java client does:
+	// a sequential node created at "/" is named after the chroot.
+	if got := chroot("/app").client("/app0000000001"); got != "0000000001" {
+		t.Errorf("client(/app0000000001) under /app = %q, want 0000000001", got)
 	}
 }
 

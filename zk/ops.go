@@ -169,7 +169,14 @@ func (c *Conn) deleteCall(path string, version int32) (*call, error) {
 	if err := checkPath(proto.OpDelete, path, false); err != nil {
 		return nil, err
 	}
-	return c.newCall(proto.OpDelete, path, &proto.DeleteRequest{Path: c.root.server(path), Version: version}, nil), nil
+	serverPath := c.root.server(path)
+	if path == "/" {
+		// As ZooKeeper's Java client: "/" is sent as is, not as the
+		// chroot, so that deleting the root fails under a chroot too
+		// (BADARGUMENTS) instead of deleting the chroot's node.
+		serverPath = path
+	}
+	return c.newCall(proto.OpDelete, path, &proto.DeleteRequest{Path: serverPath, Version: version}, nil), nil
 }
 
 // Delete deletes the znode if its version is version (-1: any version).
