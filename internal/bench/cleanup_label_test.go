@@ -2,31 +2,15 @@ package bench
 
 import (
 	"bytes"
-	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/paddockhq/paddock/internal/zktest"
 )
 
 // TestCleanupLabelServerGone kills the server during a run: the cleanup
 // cannot delete the root, and the table must not say it did.
 func TestCleanupLabelServerGone(t *testing.T) {
-	p := zktest.StartPaddock(t, zktest.PaddockOptions{})
-	ctx, cancel := context.WithCancel(testCtx(t))
-	defer cancel()
-	var once sync.Once
-	progress := &cancelWriter{cancel: func() { once.Do(func() { go p.Kill() }) }}
-	cfg := DefaultConfig(p.Addr, WorkloadGet)
-	cfg.Sessions, cfg.Inflight, cfg.Keys = 1, 2, 10
-	cfg.Duration, cfg.SessionTimeout = time.Second, 2*time.Second
-	cfg.Progress, cfg.ProgressInterval = progress, 20*time.Millisecond
-	res, err := Run(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runServerKilled(t, 1, 2, time.Second)
 	var b bytes.Buffer
 	if err := res.WriteTable(&b); err != nil {
 		t.Fatal(err)

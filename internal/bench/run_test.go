@@ -374,19 +374,7 @@ func TestRunBehaviour(t *testing.T) {
 // TestServerDies kills the server during a run: the calls fail, are
 // counted by cause, and the run still ends and reports.
 func TestServerDies(t *testing.T) {
-	p := zktest.StartPaddock(t, zktest.PaddockOptions{})
-	ctx, cancel := context.WithCancel(testCtx(t))
-	defer cancel()
-	var once sync.Once
-	progress := &cancelWriter{cancel: func() { once.Do(func() { go p.Kill() }) }}
-	cfg := DefaultConfig(p.Addr, WorkloadGet)
-	cfg.Sessions, cfg.Inflight, cfg.Keys = 2, 4, 10
-	cfg.Duration, cfg.SessionTimeout = 2*time.Second, 2*time.Second
-	cfg.Progress, cfg.ProgressInterval = progress, 20*time.Millisecond
-	res, err := Run(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runServerKilled(t, 2, 4, 2*time.Second)
 	if res.Ops <= 0 || res.Errors <= 0 || res.Errors != sumCounts(res.ErrorCounts) {
 		t.Errorf("ops %d, errors %d %v: want calls before the kill and errors after it", res.Ops, res.Errors, res.ErrorCounts)
 	}
@@ -398,6 +386,27 @@ func TestServerDies(t *testing.T) {
 	if res.CleanupErrors == 0 {
 		t.Error("no cleanup errors with the server gone")
 	}
+}
+
+// runServerKilled runs the get workload with sessions sessions of inflight
+// calls each for d against a Paddock server that is killed at the first
+// progress line, and returns the result.
+func runServerKilled(t *testing.T, sessions, inflight int, d time.Duration) *Result {
+	t.Helper()
+	p := zktest.StartPaddock(t, zktest.PaddockOptions{})
+	ctx, cancel := context.WithCancel(testCtx(t))
+	defer cancel()
+	var once sync.Once
+	progress := &cancelWriter{cancel: func() { once.Do(func() { go p.Kill() }) }}
+	cfg := DefaultConfig(p.Addr, WorkloadGet)
+	cfg.Sessions, cfg.Inflight, cfg.Keys = sessions, inflight, 10
+	cfg.Duration, cfg.SessionTimeout = d, 2*time.Second
+	cfg.Progress, cfg.ProgressInterval = progress, 20*time.Millisecond
+	res, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
 
 func sumCounts(m map[string]int64) int64 {

@@ -46,53 +46,14 @@ func TestRandomDifferentialEnsemble(t *testing.T) {
 		memberModes(zk), memberModes(pd))
 	zkOpts, pdOpts := ensembleRunOptions(t, zk, pd)
 
-	workers := max(1, *randomWorkers)
-	jobs := make(chan uint64)
-	var mu sync.Mutex
-	var failed []uint64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for seed := range jobs {
-				if msg := runEnsembleRandom(zkOpts, pdOpts, seed); msg != "" {
-					mu.Lock()
-					failed = append(failed, seed)
-					t.Errorf("seed %d: %s", seed, msg)
-					mu.Unlock()
-				}
-			}
-		})
-	}
-	for _, s := range seeds {
-		jobs <- s
-	}
-	close(jobs)
-	wg.Wait()
-	if len(failed) > 0 {
-		t.Logf("%d of %d seeds differ: %v", len(failed), len(seeds), failed)
-	} else {
-		t.Logf("%d seeds, no difference, in %v", len(seeds), time.Since(start).Round(time.Millisecond))
-	}
+	runSeeds(t, seeds, func(seed uint64) string { return runEnsembleRandom(zkOpts, pdOpts, seed) })
 }
 
 // runEnsembleRandom runs seed's ensemble scenario on both ensembles and
 // returns "" when the transcripts are equal, else the script and the
 // diff.
 func runEnsembleRandom(zkOpts, pdOpts RunOptions, seed uint64) string {
-	sc, err := GenerateEnsemble(seed)
-	if err != nil {
-		return err.Error()
-	}
-	root := fmt.Sprintf("/e%d", seed)
-	zkText, pdText, err := runBoth(zkOpts, pdOpts, sc, root)
-	if err != nil {
-		return fmt.Sprintf("%v\n%s", err, GenerateEnsembleScript(seed))
-	}
-	if zkText == pdText {
-		return ""
-	}
-	return fmt.Sprintf("Paddock differs from ZooKeeper\n%s\n(-zookeeper +paddock):\n%s",
-		GenerateEnsembleScript(seed), UnifiedDiff("zookeeper", "paddock", zkText, pdText))
+	return compareSeed(GenerateEnsemble, GenerateEnsembleScript, zkOpts, pdOpts, fmt.Sprintf("/e%d", seed), seed)
 }
 
 // runBoth runs sc under root on ZooKeeper and Paddock at once (the first

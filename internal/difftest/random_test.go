@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/paddockhq/paddock/internal/zktest"
 )
@@ -78,24 +79,29 @@ func TestRandomDifferential(t *testing.T) {
 	}
 	zk, pd := startRandomServers(t)
 
-	workers := max(1, *randomWorkers)
+	runSeeds(t, seeds, func(seed uint64) string { return runRandom(zk.Addr, pd.Addr, seed) })
+}
+
+// runSeeds runs run for every seed, -random-workers at a time; a non-empty
+// result is a difference, reported with its seed.
+func runSeeds(t *testing.T, seeds []uint64, run func(seed uint64) string) {
+	t.Helper()
+	start := time.Now()
 	jobs := make(chan uint64)
 	var mu sync.Mutex
 	var failed []uint64
 	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	for range max(1, *randomWorkers) {
+		wg.Go(func() {
 			for seed := range jobs {
-				if msg := runRandom(zk.Addr, pd.Addr, seed); msg != "" {
+				if msg := run(seed); msg != "" {
 					mu.Lock()
 					failed = append(failed, seed)
 					t.Errorf("seed %d: %s", seed, msg)
 					mu.Unlock()
 				}
 			}
-		}()
+		})
 	}
 	for _, s := range seeds {
 		jobs <- s
@@ -105,41 +111,35 @@ func TestRandomDifferential(t *testing.T) {
 	if len(failed) > 0 {
 		t.Logf("%d of %d seeds differ: %v", len(failed), len(seeds), failed)
 	} else {
-		t.Logf("%d seeds, no difference", len(seeds))
+		t.Logf("%d seeds, no difference, in %v", len(seeds), time.Since(start).Round(time.Millisecond))
 	}
 }
 
 // runRandom runs seed's scenario on both servers and returns "" when the
 // transcripts are equal, else the script and the diff.
 func runRandom(zkAddr, pdAddr string, seed uint64) string {
-	sc, err := Generate(seed)
+	return compareSeed(Generate, GenerateScript, RunOptions{Members: []string{zkAddr}},
+		RunOptions{Members: []string{pdAddr}}, fmt.Sprintf("/r%d", seed), seed)
+}
+
+// compareSeed runs gen's scenario for seed under root on ZooKeeper and
+// Paddock and returns "" when the transcripts are equal, else the script
+// (script's) and the diff.
+func compareSeed(gen func(uint64) (Scenario, error), script func(uint64) string,
+	zkOpts, pdOpts RunOptions, root string, seed uint64) string {
+	sc, err := gen(seed)
 	if err != nil {
 		return err.Error()
 	}
-	root := fmt.Sprintf("/r%d", seed)
-	var zkLines, pdLines []string
-	var zkErr, pdErr error
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		zkLines, zkErr = Run(zkAddr, sc, RunOptions{Root: root})
-	}()
-	pdLines, pdErr = Run(pdAddr, sc, RunOptions{Root: root, HideEventZxids: true})
-	wg.Wait()
-	script := GenerateScript(seed)
-	switch {
-	case zkErr != nil:
-		return fmt.Sprintf("ZooKeeper: %v\n%s", zkErr, script)
-	case pdErr != nil:
-		return fmt.Sprintf("Paddock: %v\n%s", pdErr, script)
+	zkText, pdText, err := runBoth(zkOpts, pdOpts, sc, root)
+	if err != nil {
+		return fmt.Sprintf("%v\n%s", err, script(seed))
 	}
-	zkText, pdText := strings.Join(zkLines, "\n"), strings.Join(pdLines, "\n")
 	if zkText == pdText {
 		return ""
 	}
 	return fmt.Sprintf("Paddock differs from ZooKeeper\n%s\n(-zookeeper +paddock):\n%s",
-		script, UnifiedDiff("zookeeper", "paddock", zkText, pdText))
+		script(seed), UnifiedDiff("zookeeper", "paddock", zkText, pdText))
 }
 
 var (
