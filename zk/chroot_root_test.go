@@ -17,7 +17,7 @@ func init() {
 // fails with BadArguments (it must not delete the chroot's node), and a
 // sequential node created at "/" comes back with the chroot cut off as a
 // string prefix (the chroot "/r" and the node "/r0000000000" give
-// "0000000000").
+// "0000000000"; the chroot's own znode gives "").
 func testChrootRoot(t *testing.T, s *testServer) {
 	ctx := testCtx(t)
 	c := connect(t, s.proc.Addr)
@@ -38,5 +38,13 @@ func testChrootRoot(t *testing.T, s *testServer) {
 	}
 	if err := c.Delete(ctx, root+name, -1); err != nil {
 		t.Errorf("delete %s%s: %v", root, name, err)
+	}
+	// The chroot's own znode, created at "/", comes back as "", the
+	// Java client's substring after the chroot.
+	if err := c.Delete(ctx, root, -1); err != nil {
+		t.Fatalf("delete %s: %v", root, err)
+	}
+	if name, err := chrooted.Create(ctx, "/", nil, zk.OpenACL, zk.ModePersistent); err != nil || name != "" {
+		t.Errorf("Create(/) under the deleted chroot %s: %q, %v; want \"\"", root, name, err)
 	}
 }

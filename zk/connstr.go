@@ -65,12 +65,12 @@ func (c chroot) server(p string) string {
 	return string(c) + p
 }
 
-// client returns the client-side path of a server path: the chroot is cut
-// off as a string prefix, as ZooKeeper's Java client does (ClientCnxn's
-// stripChroot, and the created path's substring), so that a sequential
-// node created at "/" under the chroot "/app" is "0000000001", the part
-// after "/app". Paths that do not start with the chroot are returned
-// unchanged.
+// client returns the client-side path of a server path: "/" for the
+// chroot itself, else the chroot is cut off as a string prefix, as
+// ZooKeeper's Java client does (ClientCnxn's stripChroot), so that a
+// sequential node created at "/" under the chroot "/app" is "0000000001",
+// the part after "/app". Paths that do not start with the chroot are
+// returned unchanged.
 func (c chroot) client(p string) string {
 	if c == "" {
 		return p
@@ -79,6 +79,17 @@ func (c chroot) client(p string) string {
 		return "/"
 	}
 	if rest, ok := strings.CutPrefix(p, string(c)); ok {
+		return rest
+	}
+	return p
+}
+
+// created returns the client-side path of a created znode's server path:
+// the chroot cut off as a string prefix, as the Java client's create does
+// (the path's substring after the chroot), so that the chroot's own znode,
+// created at "/", is "" (client makes it "/").
+func (c chroot) created(p string) string {
+	if rest, ok := strings.CutPrefix(p, string(c)); ok && c != "" {
 		return rest
 	}
 	return p

@@ -29,9 +29,9 @@ type createCall struct {
 
 func (r *createCall) result(root chroot) (string, *Stat) {
 	if r.full != nil {
-		return root.client(r.full.Path), statFrom(&r.full.Stat)
+		return root.created(r.full.Path), statFrom(&r.full.Stat)
 	}
-	return root.client(r.plain.Path), nil
+	return root.created(r.plain.Path), nil
 }
 
 func (c *Conn) createCall(path string, data []byte, acl []ACL, mode CreateMode, ttl time.Duration, wantStat bool) (*createCall, error) {
