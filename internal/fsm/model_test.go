@@ -189,7 +189,7 @@ func (m *model) create(e *Entry, op *Op, zxid int64) (OpResult, []Change) {
 	if op.Op == proto.OpCreateTTL {
 		ttl = op.TTL
 	}
-	if ttlMode && (ttl <= 0 || ttl > 0xFFFFFFFFFF) || !ttlMode && (ttl >= 0 || op.Op == proto.OpCreateTTL) {
+	if ttlMode && (ttl <= 0 || ttl > 0xFFFFFFFFFF) || !ttlMode && ttl >= 0 {
 		return failed(proto.ErrBadArguments)
 	}
 	ephemeral := f == 1 || f == 3
@@ -227,6 +227,11 @@ func (m *model) create(e *Entry, op *Op, zxid int64) (OpResult, []Change) {
 	}
 	if parent.kind == tree.Ephemeral {
 		return failed(proto.ErrNoChildrenForEphemerals)
+	}
+	if op.Op == proto.OpCreateTTL && !ttlMode {
+		// A negative ttl with another mode passes ZooKeeper's checks;
+		// refused where ZooKeeper would fail in DataTree.
+		return failed(proto.ErrBadArguments)
 	}
 	n := &mnode{data: op.Data, acl: list, czxid: zxid, mzxid: zxid, pzxid: zxid, ctime: e.Time, mtime: e.Time,
 		children: map[string]bool{}}
