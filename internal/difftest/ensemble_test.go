@@ -46,14 +46,16 @@ func TestRandomDifferentialEnsemble(t *testing.T) {
 		memberModes(zk), memberModes(pd))
 	zkOpts, pdOpts := ensembleRunOptions(t, zk, pd)
 
-	runSeeds(t, seeds, func(seed uint64) string { return runEnsembleRandom(zkOpts, pdOpts, seed) })
+	runSeeds(t, seeds, func(seed uint64, attempt int) string {
+		return runEnsembleRandom(zkOpts, pdOpts, seed, attempt)
+	})
 }
 
 // runEnsembleRandom runs seed's ensemble scenario on both ensembles and
 // returns "" when the transcripts are equal, else the script and the
 // diff.
-func runEnsembleRandom(zkOpts, pdOpts RunOptions, seed uint64) string {
-	return compareSeed(GenerateEnsemble, GenerateEnsembleScript, zkOpts, pdOpts, fmt.Sprintf("/e%d", seed), seed)
+func runEnsembleRandom(zkOpts, pdOpts RunOptions, seed uint64, attempt int) string {
+	return compareSeed(GenerateEnsemble, GenerateEnsembleScript, zkOpts, pdOpts, attemptRoot("/e", seed, attempt), seed)
 }
 
 // runBoth runs sc under root on ZooKeeper and Paddock at once (the first
