@@ -105,11 +105,11 @@ func ensembleRunOptions(t *testing.T, zk, pd *zktest.Ensemble) (zkOpts, pdOpts R
 func startEnsembles(t *testing.T) (zk, pd *zktest.Ensemble) {
 	zk = zktest.StartZooKeeperEnsemble(t, zktest.EnsembleOptions{
 		ExtraConfig: serverConfig,
-		JVMFlags:    []string{"-Dznode.container.checkIntervalMs=" + containerCheckMs},
+		JVMFlags:    randomJVMFlags(),
 	})
 	pd = zktest.StartPaddockEnsemble(t, zktest.EnsembleOptions{
 		Binary:      *paddockBinary,
-		ExtraConfig: append(append([]string{}, serverConfig...), "znode.container.checkIntervalMs="+containerCheckMs),
+		ExtraConfig: randomPaddockConfig(),
 	})
 	return zk, pd
 }

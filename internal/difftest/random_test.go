@@ -243,16 +243,28 @@ func TestDiffScript(t *testing.T) {
 	}
 }
 
+// randomJVMFlags are the JVM flags of the random tests' ZooKeeper servers:
+// the container reaper's interval (see containerCheckMs).
+func randomJVMFlags() []string {
+	return []string{"-Dznode.container.checkIntervalMs=" + containerCheckMs}
+}
+
+// randomPaddockConfig is the configuration of the random tests' Paddock
+// servers: serverConfig and the container reaper's interval.
+func randomPaddockConfig() []string {
+	return append(append([]string{}, serverConfig...), "znode.container.checkIntervalMs="+containerCheckMs)
+}
+
 // startRandomServers starts the ZooKeeper and Paddock servers of
 // TestRandomDifferential.
 func startRandomServers(t *testing.T) (zk, pd *zktest.Process) {
 	zk = zktest.StartZooKeeper(t, zktest.ZKOptions{
 		ExtraConfig: serverConfig,
-		JVMFlags:    []string{"-Dznode.container.checkIntervalMs=" + containerCheckMs},
+		JVMFlags:    randomJVMFlags(),
 	})
 	pd = zktest.StartPaddock(t, zktest.PaddockOptions{
 		Binary:      *paddockBinary,
-		ExtraConfig: append(append([]string{}, serverConfig...), "znode.container.checkIntervalMs="+containerCheckMs),
+		ExtraConfig: randomPaddockConfig(),
 	})
 	return zk, pd
 }
