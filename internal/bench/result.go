@@ -36,6 +36,16 @@ type Result struct {
 	// Latency is from each call to its callback (sessions: a whole
 	// connect-and-close cycle; watch-fanout: the write).
 	Latency Percentiles `json:"latency_us"`
+	// SendLate (open loop, Config.Rate) is how late the load generator
+	// sent each call after it could have: after its due time or, when the
+	// session had no idle call then, after one completed. It is the
+	// generator's own lateness (a timer that fires late, its goroutines
+	// waiting for a CPU) and is part of Latency, which counts from the due
+	// time; LatencyLessSendLate is each call's latency less it: the time
+	// the call spent in flight plus any wait for an idle call, the part
+	// the server is answerable for. Successful measured calls only.
+	SendLate            *Percentiles `json:"send_late_us,omitempty"`
+	LatencyLessSendLate *Percentiles `json:"latency_less_send_late_us,omitempty"`
 	// FanoutLatency (watch-fanout) is, per round, the time from the write
 	// until the last of the watchers was notified; NotifyLatency the time
 	// until each single notification; RoundLatency the time until the
@@ -147,6 +157,12 @@ func (r *Result) WriteTable(w io.Writer) error {
 		name = "connect+close"
 	}
 	pct(name, r.Latency)
+	if r.LatencyLessSendLate != nil {
+		pct(name+" less send lateness", *r.LatencyLessSendLate)
+	}
+	if r.SendLate != nil {
+		pct("send lateness", *r.SendLate)
+	}
 	if r.FanoutLatency != nil {
 		pct("all notified", *r.FanoutLatency)
 	}

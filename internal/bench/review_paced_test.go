@@ -179,9 +179,9 @@ func TestPacedSessionsIndependent(t *testing.T) {
 	r.measureStart.Store(1)
 	r.phase.Store(phaseMeasure)
 	recs := []*recorder{newRecorder(), newRecorder()}
-	slots := []chan opFunc{make(chan opFunc, 1), make(chan opFunc, 1)}
-	slots[0] <- func(done func(error)) { time.AfterFunc(40*time.Millisecond, func() { done(nil) }) }
-	slots[1] <- func(done func(error)) { done(nil) }
+	slots := []chan idleCall{make(chan idleCall, 1), make(chan idleCall, 1)}
+	slots[0] <- idleCall{op: func(done func(error)) { time.AfterFunc(40*time.Millisecond, func() { done(nil) }) }}
+	slots[1] <- idleCall{op: func(done func(error)) { done(nil) }}
 	r.t0 = time.Now()
 	r.chains.Go(func() { r.paced(slots, recs) })
 	r.chains.Wait()

@@ -79,17 +79,21 @@ type session struct {
 
 // recorder collects one session's measured latencies and errors.
 type recorder struct {
-	mu      sync.Mutex
-	hist    *Histogram
-	errors  map[string]int64
-	samples []sample // with Config.Samples
+	mu   sync.Mutex
+	hist *Histogram
+	// sendLate and lessLate (open loops): how late after it could have
+	// the load generator sent each call, and the call's latency less that
+	// (Result.SendLate, Result.LatencyLessSendLate).
+	sendLate, lessLate *Histogram
+	errors             map[string]int64
+	samples            []sample // with Config.Samples
 }
 
 // sample is one measured call for Config.Samples.
 type sample struct{ startUs, latencyUs int64 }
 
 func newRecorder() *recorder {
-	return &recorder{hist: NewHistogram(), errors: map[string]int64{}}
+	return &recorder{hist: NewHistogram(), sendLate: NewHistogram(), lessLate: NewHistogram(), errors: map[string]int64{}}
 }
 
 // opFunc issues one asynchronous call and arranges for done to be called
@@ -283,12 +287,12 @@ func (r *runner) measure(ctx context.Context, sessions []*session, fan *fanout) 
 			r.chains.Go(func() { r.sessionsLoop(rec) })
 		}
 	case r.cfg.Rate > 0:
-		slots := make([]chan opFunc, len(sessions))
+		slots := make([]chan idleCall, len(sessions))
 		recs := make([]*recorder, len(sessions))
 		for i, s := range sessions {
-			slots[i], recs[i] = make(chan opFunc, r.cfg.Inflight), s.rec
+			slots[i], recs[i] = make(chan idleCall, r.cfg.Inflight), s.rec
 			for c := range r.cfg.Inflight {
-				slots[i] <- r.chainOp(s, c)
+				slots[i] <- idleCall{op: r.chainOp(s, c)}
 			}
 		}
 		r.chains.Go(func() { r.paced(slots, recs) })
@@ -396,6 +400,14 @@ func (r *runner) admit() (measured, ok bool) {
 
 // record counts one completed call issued at start.
 func (r *runner) record(rec *recorder, start time.Time, measured bool, err error) {
+	r.recordLate(rec, start, -1, measured, err)
+}
+
+// recordLate is record for an open loop's call that the load generator
+// sent late after it could have (late; negative: not an open loop's
+// call): a successful measured call's late and its latency less late go to
+// rec's sendLate and lessLate as well.
+func (r *runner) recordLate(rec *recorder, start time.Time, late time.Duration, measured bool, err error) {
 	lat := time.Since(start)
 	r.calls.Add(1)
 	if !measured {
@@ -409,6 +421,10 @@ func (r *runner) record(rec *recorder, start time.Time, measured bool, err error
 		rec.errors[errorKey(err)]++
 	} else {
 		rec.hist.Record(lat)
+		if late >= 0 {
+			rec.sendLate.Record(late)
+			rec.lessLate.Record(max(lat-late, 0))
+		}
 		if r.cfg.Samples != nil {
 			rec.samples = append(rec.samples, sample{start.UnixMicro(), lat.Microseconds()})
 		}
@@ -494,19 +510,28 @@ func (s schedule) first(at time.Duration) int64 {
 	return k
 }
 
+// idleCall is a session's call not in flight in an open loop: a chainOp
+// (so that a workload's per-chain state is never shared by two outstanding
+// calls) and the time its last call completed (zero before its first).
+type idleCall struct {
+	op   opFunc
+	free time.Time
+}
+
 // paced issues calls on a fixed schedule (Config.Rate): call k is due
 // k/Rate after paced starts and goes to session k mod len(slots), which
-// holds the session's idle calls (a chainOp each, so that a workload's
-// per-chain state is never shared by two outstanding calls). A call due
-// while its session has none idle waits for one; the other sessions' calls
-// do not wait for it. Latency is counted from the due time, so a server
-// that falls behind shows it as latency (no coordinated omission). Whether
+// holds the session's idle calls. A call due while its session has none
+// idle waits for one; the other sessions' calls do not wait for it.
+// Latency is counted from the due time, so a server that falls behind
+// shows it as latency (no coordinated omission). The load generator's own
+// lateness, from when a call could be sent (due, with an idle call of its
+// session) until it was, is recorded apart as well (recorder.sendLate). Whether
 // a call is measured depends on its due time, not on when it could be sent:
 // the calls due during the warm-up are not measured, even when sent after
 // it; those due in the measured window are, even when sent after its end.
 // It returns when no more calls are due (pacedAdmit); the calls still
 // outstanding complete on their own.
-func (r *runner) paced(slots []chan opFunc, recs []*recorder) {
+func (r *runner) paced(slots []chan idleCall, recs []*recorder) {
 	s := schedule{start: time.Since(r.t0), interval: float64(time.Second) / r.cfg.Rate}
 	var wg sync.WaitGroup
 	for i := range slots {
@@ -516,7 +541,7 @@ func (r *runner) paced(slots []chan opFunc, recs []*recorder) {
 }
 
 // pacedSession issues calls i, i+n, i+2n, ... of s on one session.
-func (r *runner) pacedSession(s schedule, i, n int64, slot chan opFunc, rec *recorder) {
+func (r *runner) pacedSession(s schedule, i, n int64, slot chan idleCall, rec *recorder) {
 	for k := i; ; k += n {
 		due := r.t0.Add(s.due(k))
 		if d := time.Until(due); d > 0 {
@@ -534,11 +559,18 @@ func (r *runner) pacedSession(s schedule, i, n int64, slot chan opFunc, rec *rec
 		if !issue {
 			continue
 		}
-		op := <-slot
+		c := <-slot
+		// The call could be sent at its due time or, when the session had
+		// no idle call then, once one completed; any later is the load
+		// generator's own lateness (its timer, its scheduling).
+		late := time.Since(due)
+		if c.free.After(due) {
+			late = time.Since(c.free)
+		}
 		r.chains.Add(1)
-		op(func(err error) {
-			r.record(rec, due, measured, err)
-			slot <- op
+		c.op(func(err error) {
+			r.recordLate(rec, due, max(late, 0), measured, err)
+			slot <- idleCall{op: c.op, free: time.Now()}
 			r.chains.Done()
 		})
 	}

@@ -344,11 +344,13 @@ func (r *runner) fill(res *Result, sessions []*session, fan *fanout) {
 		fp, np, rp := fan.fanoutHist.Percentiles(), fan.notifyHist.Percentiles(), fan.roundHist.Percentiles()
 		res.FanoutLatency, res.NotifyLatency, res.RoundLatency = &fp, &np, &rp
 	}
-	hist := NewHistogram()
+	hist, sendLate, lessLate := NewHistogram(), NewHistogram(), NewHistogram()
 	var samples []sample
 	for _, rec := range recs {
 		rec.mu.Lock()
 		hist.Merge(rec.hist)
+		sendLate.Merge(rec.sendLate)
+		lessLate.Merge(rec.lessLate)
 		samples = append(samples, rec.samples...)
 		for k, n := range rec.errors {
 			if res.ErrorCounts == nil {
@@ -362,6 +364,10 @@ func (r *runner) fill(res *Result, sessions []*session, fan *fanout) {
 	r.samples = samples
 	res.Ops = hist.Count()
 	res.Latency = hist.Percentiles()
+	if r.cfg.Rate > 0 {
+		sp, lp := sendLate.Percentiles(), lessLate.Percentiles()
+		res.SendLate, res.LatencyLessSendLate = &sp, &lp
+	}
 	res.WarmupErrors = r.warmupErrs.Load()
 	window := r.window
 	res.DurationS = window.Seconds()
