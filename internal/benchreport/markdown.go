@@ -329,13 +329,19 @@ func writeWorkloads(b *strings.Builder, s *Summary, ms ModeSummary, opts Markdow
 }
 
 // writeEqualLoad writes the latency phase: both servers offered the same
-// calls a second on a fixed schedule.
+// calls a second on a fixed schedule. When both servers' runs recorded each
+// call's latency less the load generator's send lateness (results written
+// before paddock bench reported it have none), the table has its p99 too.
 func writeEqualLoad(b *strings.Builder, ms ModeSummary) {
 	if len(ms.Latency) == 0 {
 		return
 	}
 	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	st := ms.Header.Settings
+	lessLate := false
+	for _, p := range ms.Latency {
+		lessLate = lessLate || (p.ZK.P99LessSendLate.N > 0 && p.PD.P99LessSendLate.N > 0)
+	}
 	w("### Latency at equal load%s\n\n", modeTitle(ms))
 	w("Both servers offered the same calls a second")
 	if ms.LatencyLoad > 0 {
@@ -344,16 +350,34 @@ func writeEqualLoad(b *strings.Builder, ms ModeSummary) {
 	w(" on a fixed schedule (`paddock bench --rate`, an open loop: each call's latency counts from the time it was "+
 		"due, so a stall shows in every call due during it), spread over %d sessions of at most %s outstanding. "+
 		"A server that cannot keep up falls behind the schedule: its ops/s stays below the rate and its latency "+
-		"grows.\n\n", st.Sessions, plural(st.Inflight, "call", "calls"))
+		"grows.", st.Sessions, plural(st.Inflight, "call", "calls"))
+	if lessLate {
+		w(" **p99 less send lateness** is the p99 of each call's latency from its due time less the load " +
+			"generator's own lateness in sending it (`latency_less_send_late_us`): the time in flight plus any " +
+			"wait for an idle call of its session.")
+	}
+	w("\n\n")
 	w("| workload | offered calls/s | ZooKeeper ops/s | Paddock ops/s | ZooKeeper p50 | Paddock p50 | PD/ZK | " +
-		"ZooKeeper p99 | Paddock p99 | PD/ZK | ZooKeeper p99.9 | Paddock p99.9 | PD/ZK |\n")
-	w("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+		"ZooKeeper p99 | Paddock p99 | PD/ZK | ZooKeeper p99.9 | Paddock p99.9 | PD/ZK |")
+	if lessLate {
+		w(" ZooKeeper p99 less send lateness | Paddock p99 less send lateness | PD/ZK |")
+	}
+	w("\n|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+	if lessLate {
+		w("--:|--:|--:|")
+	}
+	w("\n")
 	for _, p := range ms.Latency {
-		w("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", p.Workload, thousands(p.Rate),
+		w("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |", p.Workload, thousands(p.Rate),
 			withRange(p.ZK.OpsPerS, thousands), withRange(p.PD.OpsPerS, thousands),
 			latency(p.ZK.P50), latency(p.PD.P50), ratio(p.ZK.P50, p.PD.P50),
 			latency(p.ZK.P99), latency(p.PD.P99), ratio(p.ZK.P99, p.PD.P99),
 			latency(p.ZK.P999), latency(p.PD.P999), ratio(p.ZK.P999, p.PD.P999))
+		if lessLate {
+			w(" %s | %s | %s |", latency(p.ZK.P99LessSendLate), latency(p.PD.P99LessSendLate),
+				ratio(p.ZK.P99LessSendLate, p.PD.P99LessSendLate))
+		}
+		w("\n")
 	}
 	w("\n")
 }

@@ -14,18 +14,27 @@ import (
 	"github.com/paddockhq/paddock/internal/benchreport"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/section.golden.md from the current output")
+var update = flag.Bool("update", false, "rewrite the golden files in testdata from the current output")
 
 const (
 	resultsFile = "testdata/results.jsonl"
 	goldenFile  = "testdata/section.golden.md"
+	// sendLateFile has open-loop runs whose results carry the load
+	// generator's send lateness (send_late_us, latency_less_send_late_us).
+	sendLateFile   = "testdata/sendlate.jsonl"
+	sendLateGolden = "testdata/sendlate.golden.md"
 	// reportCommand is the command the golden section shows.
 	reportCommand = "go run ./scripts/benchreport -in bench-results/results.jsonl -out docs"
 )
 
 func readResults(t *testing.T) *benchreport.Data {
 	t.Helper()
-	f, err := os.Open(resultsFile)
+	return readFile(t, resultsFile)
+}
+
+func readFile(t *testing.T, name string) *benchreport.Data {
+	t.Helper()
+	f, err := os.Open(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,28 +48,46 @@ func readResults(t *testing.T) *benchreport.Data {
 
 func markdown(t *testing.T) []byte {
 	t.Helper()
-	return benchreport.Markdown(benchreport.Summarize(readResults(t)),
+	return markdownOf(t, resultsFile)
+}
+
+func markdownOf(t *testing.T, in string) []byte {
+	t.Helper()
+	return benchreport.Markdown(benchreport.Summarize(readFile(t, in)),
 		benchreport.MarkdownOptions{ReportCommand: reportCommand, ChartDir: benchreport.ChartDir})
 }
 
 // TestMarkdownGolden renders testdata/results.jsonl and compares it with the
 // golden section; go test -run TestMarkdownGolden -update rewrites it.
 func TestMarkdownGolden(t *testing.T) {
-	got := markdown(t)
+	checkGolden(t, resultsFile, goldenFile)
+}
+
+// TestMarkdownGoldenSendLate renders results whose equal-load runs carry
+// the load generator's send lateness: the equal-load table gets the p99
+// less send lateness of both servers and their ratio, and "—" for a server
+// whose runs did not record it.
+func TestMarkdownGoldenSendLate(t *testing.T) {
+	checkGolden(t, sendLateFile, sendLateGolden)
+}
+
+func checkGolden(t *testing.T, in, golden string) {
+	t.Helper()
+	got := markdownOf(t, in)
 	if *update {
-		if err := os.WriteFile(goldenFile, got, 0o644); err != nil {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	want, err := os.ReadFile(goldenFile)
+	want, err := os.ReadFile(golden)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
 		t.Errorf("Markdown differs from %s (rerun with -update if the change is intended):\n%s",
-			goldenFile, lineDiff(string(want), string(got)))
+			golden, lineDiff(string(want), string(got)))
 	}
-	if again := markdown(t); !bytes.Equal(again, got) {
+	if again := markdownOf(t, in); !bytes.Equal(again, got) {
 		t.Error("two renderings of the same results differ")
 	}
 }
@@ -375,4 +402,65 @@ func TestSummarizeStalledRun(t *testing.T) {
 	wantStat(t, "ZooKeeper ops/s", zk.OpsPerS, benchreport.Stat{Median: 250, Min: 0, Max: 500, N: 2})
 	wantStat(t, "ZooKeeper p99", zk.P99, benchreport.Stat{Median: 4000, Min: 4000, Max: 4000, N: 1})
 	wantStat(t, "ZooKeeper CPU/op", zk.CPUPerOp, benchreport.Stat{Median: 2000, Min: 2000, Max: 2000, N: 1})
+}
+
+// TestSummarizeSendLate checks the p99 less send lateness and the p99 of
+// the send lateness: medians over the runs that recorded them, none for
+// runs without them.
+func TestSummarizeSendLate(t *testing.T) {
+	d := readFile(t, sendLateFile)
+	if r := d.Runs[4]; r.SendLate == nil || r.LatencyLessSendLate == nil || r.LatencyLessSendLate.P99 != 2500 {
+		t.Fatalf("run %+v: send lateness not read", r)
+	}
+	ms := benchreport.Summarize(d).Modes[0]
+	if len(ms.Latency) != 2 || ms.Latency[0].Workload != "get" || ms.Latency[1].Workload != "set" {
+		t.Fatalf("latency rows = %+v, want get then set", ms.Latency)
+	}
+	get, set := ms.Latency[0], ms.Latency[1]
+	wantStat(t, "get ZooKeeper p99 less send lateness", get.ZK.P99LessSendLate, benchreport.Stat{Median: 2600, Min: 2500, Max: 2700, N: 2})
+	wantStat(t, "get Paddock p99 less send lateness", get.PD.P99LessSendLate, benchreport.Stat{Median: 320, Min: 310, Max: 330, N: 2})
+	wantStat(t, "get Paddock send lateness p99", get.PD.SendLateP99, benchreport.Stat{Median: 1060, Min: 1050, Max: 1070, N: 2})
+	wantStat(t, "set ZooKeeper p99 less send lateness (not recorded)", set.ZK.P99LessSendLate, benchreport.Stat{})
+	wantStat(t, "set Paddock p99 less send lateness", set.PD.P99LessSendLate, benchreport.Stat{Median: 1950, Min: 1900, Max: 2000, N: 2})
+	// Older results and the closed-loop runs have none.
+	wantStat(t, "closed-loop get p99 less send lateness", ms.Workloads[0].PD.P99LessSendLate, benchreport.Stat{})
+	for _, m := range benchreport.Summarize(readResults(t)).Modes {
+		for _, p := range m.Latency {
+			if p.ZK.P99LessSendLate.N+p.PD.P99LessSendLate.N+p.ZK.SendLateP99.N+p.PD.SendLateP99.N != 0 {
+				t.Errorf("%s %s: send lateness figures from results without them: %+v", m.Mode, p.Workload, p)
+			}
+		}
+	}
+}
+
+// TestEqualLoadSendLateBothServers checks that the equal-load table gets
+// the p99 less send lateness only when both servers' runs recorded it.
+func TestEqualLoadSendLateBothServers(t *testing.T) {
+	const header = `{"type":"header","date":"2026-01-01T00:00:00Z","command":"a","settings":{"sessions":16,"inflight":16}}` + "\n"
+	const zkOld = `{"type":"bench","server":"zookeeper","mode":"standalone","series":"latency","workload":"get","rate":1000,"ops":5000,"ops_per_s":1000,"latency_us":{"p50":500,"p90":900,"p99":2000,"p999":3000}}` + "\n"
+	const zkNew = `{"type":"bench","server":"zookeeper","mode":"standalone","series":"latency","workload":"get","rate":1000,"ops":5000,"ops_per_s":1000,"latency_us":{"p50":500,"p90":900,"p99":2000,"p999":3000},"send_late_us":{"p99":1000},"latency_less_send_late_us":{"p99":1200}}` + "\n"
+	const pdNew = `{"type":"bench","server":"paddock","mode":"standalone","series":"latency","workload":"get","rate":1000,"ops":5000,"ops_per_s":1000,"latency_us":{"p50":300,"p90":600,"p99":1500,"p999":2000},"send_late_us":{"p99":1000},"latency_less_send_late_us":{"p99":300}}` + "\n"
+	for _, tc := range []struct {
+		name, in string
+		want     bool
+	}{
+		{"both servers", header + zkNew + pdNew, true},
+		{"Paddock only", header + zkOld + pdNew, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := benchreport.Read(strings.NewReader(tc.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			md := string(benchreport.Markdown(benchreport.Summarize(d), benchreport.MarkdownOptions{ReportCommand: "report"}))
+			const row = "| get | 1,000 | 1,000 | 1,000 | 500 µs | 300 µs | 0.60× | 2.00 ms | 1.50 ms | 0.75× | 3.00 ms | 2.00 ms | 0.67× |"
+			withLate := row + " 1.20 ms | 300 µs | 0.25× |\n"
+			if got := strings.Contains(md, "p99 less send lateness"); got != tc.want {
+				t.Errorf("section names p99 less send lateness: %v, want %v:\n%s", got, tc.want, md)
+			}
+			if want := map[bool]string{true: withLate, false: row + "\n"}[tc.want]; !strings.Contains(md, want) {
+				t.Errorf("section has no row %q:\n%s", want, md)
+			}
+		})
+	}
 }

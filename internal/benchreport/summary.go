@@ -47,6 +47,11 @@ type Both[T any] struct {
 type Figures struct {
 	OpsPerS, P50, P90, P99, P999, CPUPerOp, RSS Stat
 	MaxMemberRSS                                Stat
+	// P99LessSendLate and SendLateP99 are, for open-loop runs whose
+	// results have them (latency_less_send_late_us, send_late_us), the p99
+	// of each call's latency less the load generator's lateness in sending
+	// it, and the p99 of that lateness; N is 0 for older results.
+	P99LessSendLate, SendLateP99 Stat
 	// Errors sums the errors the measured runs counted; Failed counts the
 	// runs that failed (and are left out of the figures).
 	Errors int64
@@ -317,7 +322,7 @@ func pairs(runs []Run, series string) []Pair {
 // figures aggregates one server's runs of one group, leaving out failed runs.
 func figures(runs []Run) Figures {
 	var f Figures
-	var ops, p50, p90, p99, p999, cpu, rss, maxMember []float64
+	var ops, p50, p90, p99, p999, cpu, rss, maxMember, p99LessLate, lateP99 []float64
 	for _, r := range runs {
 		if r.Failed {
 			f.Failed++
@@ -336,6 +341,12 @@ func figures(runs []Run) Figures {
 			if r.ServerCPUUsPerOp != nil {
 				cpu = append(cpu, *r.ServerCPUUsPerOp)
 			}
+			if r.LatencyLessSendLate != nil {
+				p99LessLate = append(p99LessLate, float64(r.LatencyLessSendLate.P99))
+			}
+			if r.SendLate != nil {
+				lateP99 = append(lateP99, float64(r.SendLate.P99))
+			}
 		}
 		if r.ServerRSSBytes != nil {
 			rss = append(rss, float64(*r.ServerRSSBytes))
@@ -350,6 +361,7 @@ func figures(runs []Run) Figures {
 	}
 	f.OpsPerS, f.P50, f.P90, f.P99, f.P999 = NewStat(ops), NewStat(p50), NewStat(p90), NewStat(p99), NewStat(p999)
 	f.CPUPerOp, f.RSS, f.MaxMemberRSS = NewStat(cpu), NewStat(rss), NewStat(maxMember)
+	f.P99LessSendLate, f.SendLateP99 = NewStat(p99LessLate), NewStat(lateP99)
 	return f
 }
 
