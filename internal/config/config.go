@@ -109,6 +109,12 @@ type Config struct {
 	// ExtendedTypesEnabled enables TTL nodes (extendedTypesEnabled). Default
 	// false.
 	ExtendedTypesEnabled bool
+	// EnforceQuota makes hard quotas (setquota -N, -B) refuse the creates
+	// and setData calls that would exceed them with QUOTAEXCEEDED
+	// (enforceQuota, ZooKeeper's zookeeper.enforceQuota). Default false:
+	// quotas are only counted. The member that takes a write decides, and
+	// its log entry carries the decision to every member.
+	EnforceQuota bool
 	// ClientTCPKeepAlive turns on TCP keepalive probes on client
 	// connections (clientTcpKeepAlive). Default false, as ZooKeeper.
 	ClientTCPKeepAlive bool

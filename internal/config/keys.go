@@ -27,7 +27,7 @@ func canonicalKey(key string) string {
 	}
 	switch rest {
 	case "4lw.commands.whitelist", "globalOutstandingLimit", "snapCount",
-		"jute.maxbuffer", "extendedTypesEnabled", "clientTcpKeepAlive",
+		"jute.maxbuffer", "extendedTypesEnabled", "enforceQuota", "clientTcpKeepAlive",
 		"DigestAuthenticationProvider.superDigest",
 		"znode.container.checkIntervalMs", "znode.container.maxPerMinute",
 		"fsync.warningthresholdms",
@@ -68,7 +68,7 @@ func classify(key string) keyKind {
 	case "secureClientPort", "secureClientPortAddress", "sslQuorum",
 		"portUnification", "client.portUnification", "skipACL",
 		"localSessionsEnabled", "localSessionsUpgradingEnabled",
-		"maxCnxns", "enforceQuota", "readonlymode.enabled",
+		"maxCnxns", "readonlymode.enabled",
 		"sessionRequireClientSASLAuth", "enforce.auth.enabled", "enforce.auth.schemes",
 		"fips-mode", "superUser", "X509AuthenticationProvider.superUser",
 		"DigestAuthenticationProvider.digestAlg", "DigestAuthenticationProvider.enabled":

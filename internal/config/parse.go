@@ -423,6 +423,8 @@ func (b *builder) set(key, value, where string, fromFile bool) (bool, error) {
 		}
 	case "extendedTypesEnabled":
 		c.ExtendedTypesEnabled, err = parseBool(value)
+	case "enforceQuota":
+		c.EnforceQuota, err = parseBool(value)
 	case "clientTcpKeepAlive":
 		c.ClientTCPKeepAlive, err = parseBool(value)
 	case "quorumListenOnAllIPs":

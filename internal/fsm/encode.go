@@ -24,11 +24,14 @@ import (
 //	4: layout 1 followed by long term, long origin (each 0 when none),
 //	   long conn and long seq: the connection's order of a client's write
 //	   (see Entry.Conn). Written for entries with a Conn.
+//	5: layout 4 (conn and seq 0 when none) followed by long flags (see
+//	   Entry.Flags). Written for entries with Flags.
 const (
 	EntryFormat       = 1
 	EntryFormatTerm   = 2
 	EntryFormatOrigin = 3
 	EntryFormatConn   = 4
+	EntryFormatFlags  = 5
 )
 
 // maxOps bounds the op count a decoder will accept in one entry.
@@ -53,6 +56,8 @@ const minOpSize = 8
 func (e *Entry) Encode(b []byte) []byte {
 	format := byte(EntryFormat)
 	switch {
+	case e.Flags != 0:
+		format = EntryFormatFlags
 	case e.Conn != 0:
 		format = EntryFormatConn
 	case e.Origin != 0:
@@ -85,11 +90,14 @@ func (e *Entry) Encode(b []byte) []byte {
 	case EntryFormatOrigin:
 		b = proto.AppendInt64(b, int64(e.Term))
 		b = proto.AppendInt64(b, int64(e.Origin))
-	case EntryFormatConn:
+	case EntryFormatConn, EntryFormatFlags:
 		b = proto.AppendInt64(b, int64(e.Term))
 		b = proto.AppendInt64(b, int64(e.Origin))
 		b = proto.AppendInt64(b, int64(e.Conn))
 		b = proto.AppendInt64(b, int64(e.Seq))
+		if format == EntryFormatFlags {
+			b = proto.AppendInt64(b, int64(e.Flags))
+		}
 	}
 	return b
 }
@@ -136,7 +144,7 @@ func (e *Entry) EncodedSizeHint() int {
 
 // PeekReqID returns the ReqID of an encoded entry without decoding it.
 func PeekReqID(data []byte) (uint64, bool) {
-	if len(data) < 10 || data[0] < EntryFormat || data[0] > EntryFormatConn {
+	if len(data) < 10 || data[0] < EntryFormat || data[0] > EntryFormatFlags {
 		return 0, false
 	}
 	return binary.BigEndian.Uint64(data[2:10]), true
@@ -152,6 +160,8 @@ func PeekTerm(data []byte) uint64 {
 		return binary.BigEndian.Uint64(data[len(data)-16:])
 	case len(data) >= 42 && data[0] == EntryFormatConn:
 		return binary.BigEndian.Uint64(data[len(data)-32:])
+	case len(data) >= 50 && data[0] == EntryFormatFlags:
+		return binary.BigEndian.Uint64(data[len(data)-40:])
 	}
 	return 0
 }
@@ -196,8 +206,8 @@ func decodeEntry(data []byte, e *Entry, room *decodeRoom) error {
 	if len(data) < 2 {
 		return fmt.Errorf("%w: %d bytes", errEntry, len(data))
 	}
-	if data[0] < EntryFormat || data[0] > EntryFormatConn {
-		return fmt.Errorf("%w: format %d, want %d to %d", errEntry, data[0], EntryFormat, EntryFormatConn)
+	if data[0] < EntryFormat || data[0] > EntryFormatFlags {
+		return fmt.Errorf("%w: format %d, want %d to %d", errEntry, data[0], EntryFormat, EntryFormatFlags)
 	}
 	*e = Entry{Type: EntryType(data[1])}
 	var dec proto.Decoder
@@ -264,6 +274,18 @@ func decodeEntry(data []byte, e *Entry, room *decodeRoom) error {
 		e.Seq = uint64(d.Int64())
 		if (e.Conn == 0 || e.Seq == 0) && d.Err() == nil {
 			return fmt.Errorf("%w: format %d with conn %d, seq %d", errEntry, EntryFormatConn, e.Conn, e.Seq)
+		}
+	case EntryFormatFlags:
+		e.Term = uint64(d.Int64())
+		e.Origin = uint64(d.Int64())
+		e.Conn = uint64(d.Int64())
+		e.Seq = uint64(d.Int64())
+		e.Flags = uint64(d.Int64())
+		if e.Flags == 0 && d.Err() == nil {
+			return fmt.Errorf("%w: format %d with flags 0", errEntry, EntryFormatFlags)
+		}
+		if (e.Conn == 0) != (e.Seq == 0) && d.Err() == nil {
+			return fmt.Errorf("%w: format %d with conn %d, seq %d", errEntry, EntryFormatFlags, e.Conn, e.Seq)
 		}
 	}
 	if err := d.Err(); err != nil {

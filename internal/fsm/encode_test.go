@@ -42,6 +42,8 @@ func sampleEntries() []*Entry {
 		}},
 		{Type: EntryTxn, Session: sess1, Conn: 0x9e3779b97f4a7c15, Seq: 1, Ops: []Op{{Op: proto.OpDelete, Path: "/a", Version: -1}}},
 		{Type: EntryTxn, Session: sess1, Term: 4, Origin: 2, Conn: 1, Seq: 1 << 40, Ops: []Op{{Op: proto.OpCheck, Path: "/a", Version: 1}}},
+		{Type: EntryTxn, Session: sess1, Term: 5, Conn: 7, Seq: 3, Flags: EntryFlagEnforceQuota, Ops: []Op{{Op: proto.OpSetData, Path: "/q", Data: []byte("x"), Version: -1}}},
+		{Type: EntryTxn, Flags: EntryFlagEnforceQuota, Multi: true, Ops: []Op{{Op: proto.OpCreate, Path: "/q/c", Flags: proto.FlagPersistent}}},
 	}
 }
 
@@ -64,6 +66,8 @@ func TestEntryRoundTrip(t *testing.T) {
 		b := e.Encode(append([]byte(nil), prefix...))
 		format := byte(EntryFormat)
 		switch {
+		case e.Flags != 0:
+			format = EntryFormatFlags
 		case e.Conn != 0:
 			format = EntryFormatConn
 		case e.Origin != 0:
@@ -163,7 +167,12 @@ func TestDecodeEntryErrors(t *testing.T) {
 	}{
 		{"empty", nil, "0 bytes"},
 		{"one byte", []byte{EntryFormat}, "1 bytes"},
-		{"future format", append([]byte{5}, good[1:]...), "format 5"},
+		{"future format", append([]byte{6}, good[1:]...), "format 6"},
+		{"format 5 without its flags", append([]byte{EntryFormatFlags}, good[1:]...), "short buffer"},
+		{"format 5 with flags 0", proto.AppendInt64(proto.AppendInt64(proto.AppendInt64(proto.AppendInt64(proto.AppendInt64(
+			append([]byte{EntryFormatFlags}, good[1:]...), 0), 0), 0), 0), 0), "flags 0"},
+		{"format 5 with a seq and no conn", proto.AppendInt64(proto.AppendInt64(proto.AppendInt64(proto.AppendInt64(proto.AppendInt64(
+			append([]byte{EntryFormatFlags}, good[1:]...), 0), 0), 0), 3), 1), "conn 0, seq 3"},
 		{"format 4 without its connection", append([]byte{EntryFormatConn}, good[1:]...), "short buffer"},
 		{"format 2 without its term", append([]byte{EntryFormatTerm}, good[1:]...), "short buffer"},
 		{"format 0", append([]byte{0}, good[1:]...), "format 0"},

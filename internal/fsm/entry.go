@@ -62,7 +62,19 @@ type Entry struct {
 	// earlier ones (FIFO client order). 0 for entries no connection made.
 	Conn uint64
 	Seq  uint64
+	// Flags are the proposing server's settings that decide how the entry
+	// applies (EntryFlag...), so that every member, a replay of the log
+	// and a restore decide alike whatever their own configuration says.
+	Flags uint64
 }
+
+// Entry flags.
+const (
+	// EntryFlagEnforceQuota: a create or setData that would take a quota
+	// past its hard limit fails with QUOTAEXCEEDED (ZooKeeper's
+	// zookeeper.enforceQuota; Options.EnforceQuota, checkQuota).
+	EntryFlagEnforceQuota uint64 = 1 << iota
+)
 
 // Op is one write operation. The fields used depend on Op: create-like ops use
 // Path, Data, ACL, Flags and TTL; delete, setData and check use Version;

@@ -87,6 +87,11 @@ func (m *Machine) create(e *Entry, op *Op, zxid int64, r *Result) OpResult {
 	if m.tree.Kind(parent) == tree.Ephemeral || slices.Contains(m.ephemeralContainers, parent) {
 		return fail(proto.ErrNoChildrenForEphemerals)
 	}
+	if e.Flags&EntryFlagEnforceQuota != 0 {
+		if err := m.checkQuota(path, 1, int64(len(op.Data))); err != proto.ErrOK {
+			return fail(err)
+		}
+	}
 	if op.Op == proto.OpCreateTTL && !ttlMode {
 		// createTTL with a non-TTL mode and a negative ttl passes every
 		// check of ZooKeeper's PrepRequestProcessor (so a missing parent,
@@ -252,6 +257,12 @@ func (m *Machine) setData(e *Entry, op *Op, zxid int64, r *Result) OpResult {
 	// What the replicated state holds, not a member's configuration that
 	// /zookeeper/config may show instead (tree.ShowConfig).
 	old := m.tree.Replicated(n)
+	if e.Flags&EntryFlagEnforceQuota != 0 {
+		// Before the version, as PrepRequestProcessor checks.
+		if err := m.checkQuota(op.Path, 0, int64(len(op.Data)-len(old.Data))); err != proto.ErrOK {
+			return fail(err)
+		}
+	}
 	version, ok := checkVersion(old.Version, op.Version)
 	if !ok {
 		return fail(proto.ErrBadVersion)

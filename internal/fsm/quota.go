@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/paddockhq/paddock/internal/javastr"
+	"github.com/paddockhq/paddock/internal/proto"
 	"github.com/paddockhq/paddock/internal/tree"
 	"github.com/paddockhq/paddock/internal/zpath"
 )
@@ -18,7 +19,8 @@ import (
 // subtree (P included), in ZooKeeper's StatsTrack text: other keys a client
 // wrote there are kept after them ("count=N,bytes=M=;countHardLimit=10").
 // The stats node's data changes without a version or mzxid change, as in
-// ZooKeeper. Quotas are soft: exceeding them is allowed.
+// ZooKeeper. Quotas are soft, exceeding them allowed, unless the write's
+// entry carries EntryFlagEnforceQuota (checkQuota).
 //
 // Which paths have a quota is decided by ZooKeeper's rules for its quota
 // trie (DataTree.pTrie, a PathTrie), which are looser than the sentence
@@ -63,21 +65,6 @@ import (
 //     nodes; Paddock neither loses those quotas nor rewrites the stats.
 const quotaStats = "zookeeper_stats"
 
-// quotaStatsNode returns the stats node of the quota on path's first depth
-// components, or nil.
-func (m *Machine) quotaStatsNode(path string, depth int) *tree.Node {
-	n := m.tree.Get(tree.QuotaPath)
-	for ; depth > 0 && n != nil; depth-- {
-		var name string
-		name, path = tree.NextQuotaComponent(path)
-		n = n.Child(name)
-	}
-	if n == nil {
-		return nil
-	}
-	return n.Child(quotaStats)
-}
-
 // updateQuota adds countDiff nodes and bytesDiff bytes to the stats of the
 // quota covering path, if any, recording the undo. The stats are read and
 // written back as ZooKeeper's updateQuotaStat does (see parseStats and
@@ -91,7 +78,7 @@ func (m *Machine) updateQuota(path string, countDiff, bytesDiff int64) {
 	if depth == 0 {
 		return
 	}
-	stats := m.quotaStatsNode(path, depth)
+	stats := m.quotaNode(path, depth, quotaStats)
 	if stats == nil {
 		return
 	}
@@ -146,7 +133,8 @@ func (m *Machine) replaceData(n *tree.Node, data []byte) {
 	m.record(undoStep{kind: undoData, node: n, data: old})
 }
 
-// The keys of a stats node that the server keeps.
+// The keys of a stats node that the server keeps, which are also a
+// limits node's soft limits.
 const (
 	statsCount = "count"
 	statsBytes = "bytes"
@@ -299,4 +287,89 @@ func utf16Weight(r rune) rune {
 	default:
 		return r + 0x100000 // U+E000-U+FFFF after every surrogate pair
 	}
+}
+
+// The keys of a limits node that set hard limits.
+const (
+	statsCountHardLimit = "countHardLimit"
+	statsByteHardLimit  = "byteHardLimit"
+	quotaLimits         = "zookeeper_limits"
+)
+
+// checkQuota is ZooKeeper's ZooKeeperServer.checkQuota, made when an
+// entry has EntryFlagEnforceQuota: a create (countDiff 1) or setData
+// (countDiff 0) at path that adds bytesDiff bytes fails with QUOTAEXCEEDED
+// when it would take the quota covering path past a hard limit
+// (countHardLimit, byteHardLimit; setquota -N, -B) of its limits node.
+// Soft limits (count, bytes; -n, -b) never fail a write. A limits or
+// stats node whose data StatsTrack cannot read (null, a pair without a
+// value) fails it with MARSHALLINGERROR, as ZooKeeper's request processor
+// answers the exception StatsTrack throws; a quota without its limits or
+// stats node, or no quota, passes. As ZooKeeper's request processor reads
+// the limits and stats of the tree as committed, an op inside a multi is
+// checked against their data before the multi: three creates under a
+// quota with room for one more all pass in one multi.
+func (m *Machine) checkQuota(path string, countDiff, bytesDiff int64) proto.ErrCode {
+	depth := m.tree.QuotaDepth(path)
+	if depth == 0 {
+		return proto.ErrOK
+	}
+	limitsNode := m.quotaNode(path, depth, quotaLimits)
+	if limitsNode == nil {
+		return proto.ErrOK
+	}
+	limits, ok := parseStats(m.dataBeforeMulti(limitsNode))
+	if !ok {
+		return proto.ErrMarshallingError
+	}
+	checkCount := countDiff != 0 && (limits.get(statsCount) > -1 || limits.get(statsCountHardLimit) > -1)
+	checkBytes := bytesDiff != 0 && (limits.get(statsBytes) > -1 || limits.get(statsByteHardLimit) > -1)
+	if !checkCount && !checkBytes {
+		return proto.ErrOK
+	}
+	statsNode := m.quotaNode(path, depth, quotaStats)
+	if statsNode == nil {
+		return proto.ErrOK
+	}
+	stats, ok := parseStats(m.dataBeforeMulti(statsNode))
+	if !ok {
+		return proto.ErrMarshallingError
+	}
+	// Past a soft limit ZooKeeper only logs (rate-limited); past a hard
+	// one it refuses. Sums wrap as Java's longs do.
+	if hard := limits.get(statsCountHardLimit); checkCount && hard > -1 && stats.get(statsCount)+countDiff > hard {
+		return proto.ErrQuotaExceeded
+	}
+	if hard := limits.get(statsByteHardLimit); checkBytes && hard > -1 && stats.get(statsBytes)+bytesDiff > hard {
+		return proto.ErrQuotaExceeded
+	}
+	return proto.ErrOK
+}
+
+// quotaNode returns the child named name (zookeeper_stats,
+// zookeeper_limits) of the quota node of path's first depth components,
+// or nil.
+func (m *Machine) quotaNode(path string, depth int, name string) *tree.Node {
+	n := m.tree.Get(tree.QuotaPath)
+	for ; depth > 0 && n != nil; depth-- {
+		var c string
+		c, path = tree.NextQuotaComponent(path)
+		n = n.Child(c)
+	}
+	if n == nil {
+		return nil
+	}
+	return n.Child(name)
+}
+
+// dataBeforeMulti returns n's data as it was before the multi being
+// applied (its first recorded change's old data), or as it is outside a
+// multi or when the multi has not changed it.
+func (m *Machine) dataBeforeMulti(n *tree.Node) []byte {
+	for i := range m.undo {
+		if u := &m.undo[i]; u.node == n && (u.kind == undoData || u.kind == undoSetData) {
+			return u.data
+		}
+	}
+	return m.tree.Replicated(n).Data
 }

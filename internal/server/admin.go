@@ -459,6 +459,7 @@ func (a *adminSource) InitialConfiguration() string {
 	kv("autopurge.purgeInterval", int64(c.AutopurgePurgeInterval/time.Hour))
 	kv("4lw.commands.whitelist", c.FourLetterWords.String())
 	kv("extendedTypesEnabled", c.ExtendedTypesEnabled)
+	kv("enforceQuota", c.EnforceQuota)
 	if c.PeerType == config.Observer {
 		kv("peerType", "observer")
 	}

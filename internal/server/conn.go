@@ -527,7 +527,8 @@ func (c *conn) writeEntry(op proto.OpCode, req proto.Request) *fsm.Entry {
 		if op != proto.OpMulti {
 			return nil
 		}
-		e := &fsm.Entry{Type: fsm.EntryTxn, Session: c.sessionID, Time: time.Now().UnixMilli(), Origin: c.s.origin()}
+		e := &fsm.Entry{Type: fsm.EntryTxn, Session: c.sessionID, Time: time.Now().UnixMilli(), Origin: c.s.origin(),
+			Flags: c.s.quotaFlags()}
 		e.Multi = true
 		e.Ops = make([]fsm.Op, len(r.Ops))
 		for i, m := range r.Ops {
@@ -562,7 +563,19 @@ func (c *conn) writeEntry(op proto.OpCode, req proto.Request) *fsm.Entry {
 	w := &singleWrite{op: [1]fsm.Op{o}}
 	w.entry = fsm.Entry{Type: fsm.EntryTxn, Session: c.sessionID, Time: time.Now().UnixMilli(), Origin: c.s.origin(),
 		Ops: w.op[:], Auth: c.authIDs()}
+	if op != proto.OpDelete && op != proto.OpSetACL && op != proto.OpDeleteContainer {
+		w.entry.Flags = c.s.quotaFlags() // the ops a quota can refuse
+	}
 	return &w.entry
+}
+
+// quotaFlags returns the entry flags of a client's write that say how
+// quotas apply to it: EntryFlagEnforceQuota with enforceQuota.
+func (s *Server) quotaFlags() uint64 {
+	if s.cfg.EnforceQuota {
+		return fsm.EntryFlagEnforceQuota
+	}
+	return 0
 }
 
 // singleWrite is the log entry of a write of one op, with room for the op.
