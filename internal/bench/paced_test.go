@@ -24,6 +24,7 @@ func pacedSetup(rate float64, ops int64, callTime time.Duration) (*runner, chan 
 	r.measureStart.Store(1)
 	r.phase.Store(phaseMeasure)
 	rec := newRecorder()
+	rec.trackLateness()
 	slot := make(chan idleCall, 1)
 	slot <- idleCall{op: func(done func(error)) {
 		if callTime == 0 {

@@ -81,9 +81,10 @@ type session struct {
 type recorder struct {
 	mu   sync.Mutex
 	hist *Histogram
-	// sendLate and lessLate (open loops): how late after it could have
-	// the load generator sent each call, and the call's latency less that
-	// (Result.SendLate, Result.LatencyLessSendLate).
+	// sendLate and lessLate (open loops, else nil: a histogram is 188 KB):
+	// how late after it could have the load generator sent each call, and
+	// the call's latency less that (Result.SendLate,
+	// Result.LatencyLessSendLate). See trackLateness.
 	sendLate, lessLate *Histogram
 	errors             map[string]int64
 	samples            []sample // with Config.Samples
@@ -93,7 +94,12 @@ type recorder struct {
 type sample struct{ startUs, latencyUs int64 }
 
 func newRecorder() *recorder {
-	return &recorder{hist: NewHistogram(), sendLate: NewHistogram(), lessLate: NewHistogram(), errors: map[string]int64{}}
+	return &recorder{hist: NewHistogram(), errors: map[string]int64{}}
+}
+
+// trackLateness makes rec keep an open loop's send lateness.
+func (rec *recorder) trackLateness() {
+	rec.sendLate, rec.lessLate = NewHistogram(), NewHistogram()
 }
 
 // opFunc issues one asynchronous call and arranges for done to be called
@@ -291,6 +297,7 @@ func (r *runner) measure(ctx context.Context, sessions []*session, fan *fanout) 
 		recs := make([]*recorder, len(sessions))
 		for i, s := range sessions {
 			slots[i], recs[i] = make(chan idleCall, r.cfg.Inflight), s.rec
+			s.rec.trackLateness()
 			for c := range r.cfg.Inflight {
 				slots[i] <- idleCall{op: r.chainOp(s, c)}
 			}
@@ -421,7 +428,7 @@ func (r *runner) recordLate(rec *recorder, start time.Time, late time.Duration, 
 		rec.errors[errorKey(err)]++
 	} else {
 		rec.hist.Record(lat)
-		if late >= 0 {
+		if late >= 0 && rec.sendLate != nil {
 			rec.sendLate.Record(late)
 			rec.lessLate.Record(max(lat-late, 0))
 		}

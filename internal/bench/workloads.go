@@ -349,8 +349,10 @@ func (r *runner) fill(res *Result, sessions []*session, fan *fanout) {
 	for _, rec := range recs {
 		rec.mu.Lock()
 		hist.Merge(rec.hist)
-		sendLate.Merge(rec.sendLate)
-		lessLate.Merge(rec.lessLate)
+		if rec.sendLate != nil {
+			sendLate.Merge(rec.sendLate)
+			lessLate.Merge(rec.lessLate)
+		}
 		samples = append(samples, rec.samples...)
 		for k, n := range rec.errors {
 			if res.ErrorCounts == nil {

@@ -314,26 +314,18 @@ func (m *Machine) checkQuota(path string, countDiff, bytesDiff int64) proto.ErrC
 	if depth == 0 {
 		return proto.ErrOK
 	}
-	limitsNode := m.quotaNode(path, depth, quotaLimits)
-	if limitsNode == nil {
-		return proto.ErrOK
-	}
-	limits, ok := parseStats(m.dataBeforeMulti(limitsNode))
-	if !ok {
-		return proto.ErrMarshallingError
+	limits, found, ok := m.quotaData(path, depth, quotaLimits)
+	if !found || !ok {
+		return missingOrUnreadable(ok)
 	}
 	checkCount := countDiff != 0 && (limits.get(statsCount) > -1 || limits.get(statsCountHardLimit) > -1)
 	checkBytes := bytesDiff != 0 && (limits.get(statsBytes) > -1 || limits.get(statsByteHardLimit) > -1)
 	if !checkCount && !checkBytes {
 		return proto.ErrOK
 	}
-	statsNode := m.quotaNode(path, depth, quotaStats)
-	if statsNode == nil {
-		return proto.ErrOK
-	}
-	stats, ok := parseStats(m.dataBeforeMulti(statsNode))
-	if !ok {
-		return proto.ErrMarshallingError
+	stats, found, ok := m.quotaData(path, depth, quotaStats)
+	if !found || !ok {
+		return missingOrUnreadable(ok)
 	}
 	// Past a soft limit ZooKeeper only logs (rate-limited); past a hard
 	// one it refuses. Sums wrap as Java's longs do.
@@ -344,6 +336,29 @@ func (m *Machine) checkQuota(path string, countDiff, bytesDiff int64) proto.ErrC
 		return proto.ErrQuotaExceeded
 	}
 	return proto.ErrOK
+}
+
+// quotaData reads the data, as before the multi being applied
+// (dataBeforeMulti), of the child named name of the quota node of path's
+// first depth components: found is false when there is no such node, ok
+// false when StatsTrack cannot read its data.
+func (m *Machine) quotaData(path string, depth int, name string) (st statsTrack, found, ok bool) {
+	n := m.quotaNode(path, depth, name)
+	if n == nil {
+		return nil, false, true
+	}
+	st, ok = parseStats(m.dataBeforeMulti(n))
+	return st, true, ok
+}
+
+// missingOrUnreadable is checkQuota's answer when a quota node is missing
+// (ok: the write passes, as ZooKeeper's "should not happen" branch lets
+// it) or its data cannot be read (MARSHALLINGERROR).
+func missingOrUnreadable(ok bool) proto.ErrCode {
+	if ok {
+		return proto.ErrOK
+	}
+	return proto.ErrMarshallingError
 }
 
 // quotaNode returns the child named name (zookeeper_stats,
