@@ -116,7 +116,9 @@ type Result struct {
 	Session int64
 	Type    EntryType
 	// Err is the request-level error: for a single op its code; for a multi
-	// always OK (failures are in Ops), except for an unknown session.
+	// OK (failures are in Ops), except for an unknown session, and
+	// MARSHALLINGERROR, with no Ops, when an op's quota could not be read
+	// (checkQuota).
 	Err     proto.ErrCode
 	Ops     []OpResult
 	Changes []Change

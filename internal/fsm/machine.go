@@ -63,6 +63,10 @@ type Machine struct {
 
 	undo      []undoStep // undo log of the multi being applied
 	recording bool       // whether ops record undo steps (only inside a multi)
+	// preMulti holds the quotas as before the multi being applied, for
+	// checkQuota, while a multi with EntryFlagEnforceQuota changes nodes
+	// under /zookeeper/quota; nil otherwise.
+	preMulti *quotasBefore
 	// ephemeralContainers are the containers that createContainer ops with
 	// an ephemeral mode made in the multi being applied (see create).
 	ephemeralContainers []*tree.Node
@@ -257,6 +261,10 @@ func (m *Machine) applyTxn(e *Entry, zxid int64, r *Result) {
 		return
 	}
 	m.undo = m.undo[:0]
+	if e.Flags&EntryFlagEnforceQuota != 0 && quotaOps(e.Ops) {
+		m.preMulti = m.quotasBeforeMulti()
+		defer func() { m.preMulti = nil }()
+	}
 	// Room for every op's changes at once (at most two each), instead of
 	// growing the slice several times over a multi.
 	r.Changes = slices.Grow(r.Changes, 2*len(e.Ops))
@@ -268,6 +276,13 @@ func (m *Machine) applyTxn(e *Entry, zxid int64, r *Result) {
 			m.rollBack()
 			clear(r.Changes[len(changes):])
 			r.Changes = changes
+			if res.Err == proto.ErrMarshallingError {
+				// A quota StatsTrack cannot read (checkQuota): ZooKeeper's
+				// request processor fails the whole multi with an error
+				// txn, answered without per-op results.
+				r.Err, r.Ops = res.Err, r.Ops[:0]
+				return
+			}
 			for j := range r.Ops {
 				code := proto.ErrOK
 				switch {

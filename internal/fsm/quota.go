@@ -304,13 +304,21 @@ const (
 // Soft limits (count, bytes; -n, -b) never fail a write. A limits or
 // stats node whose data StatsTrack cannot read (null, a pair without a
 // value) fails it with MARSHALLINGERROR, as ZooKeeper's request processor
-// answers the exception StatsTrack throws; a quota without its limits or
-// stats node, or no quota, passes. As ZooKeeper's request processor reads
-// the limits and stats of the tree as committed, an op inside a multi is
-// checked against their data before the multi: three creates under a
-// quota with room for one more all pass in one multi.
+// answers the exception StatsTrack throws (for a multi, the whole multi:
+// applyTxn); a quota without its limits or stats node, or no quota,
+// passes. ZooKeeper's request processor finds the quota, its limits and
+// its stats in the tree as committed, so an op inside a multi is checked
+// against the quotas as they were before the multi: three creates under a
+// quota with room for one more all pass in one multi, and limits the
+// multi itself creates, deletes or changes count only after it
+// (quotasBeforeMulti).
 func (m *Machine) checkQuota(path string, countDiff, bytesDiff int64) proto.ErrCode {
-	depth := m.tree.QuotaDepth(path)
+	var depth int
+	if v := m.preMulti; v != nil {
+		depth = v.index.QuotaDepth(path)
+	} else {
+		depth = m.tree.QuotaDepth(path)
+	}
 	if depth == 0 {
 		return proto.ErrOK
 	}
@@ -338,17 +346,69 @@ func (m *Machine) checkQuota(path string, countDiff, bytesDiff int64) proto.ErrC
 	return proto.ErrOK
 }
 
-// quotaData reads the data, as before the multi being applied
-// (dataBeforeMulti), of the child named name of the quota node of path's
-// first depth components: found is false when there is no such node, ok
-// false when StatsTrack cannot read its data.
+// quotaData reads the data, as before the multi being applied, of the
+// child named name of the quota node of path's first depth components:
+// found is false when there is no such node, ok false when StatsTrack
+// cannot read its data.
 func (m *Machine) quotaData(path string, depth int, name string) (st statsTrack, found, ok bool) {
-	n := m.quotaNode(path, depth, name)
-	if n == nil {
+	var data []byte
+	if v := m.preMulti; v != nil {
+		var comps []string
+		for range depth {
+			var c string
+			c, path = tree.NextQuotaComponent(path)
+			comps = append(comps, c)
+		}
+		data, found = v.nodes[quotaNodePath(comps, name)]
+	} else if n := m.quotaNode(path, depth, name); n != nil {
+		data, found = m.dataBeforeMulti(n), true
+	}
+	if !found {
 		return nil, false, true
 	}
-	st, ok = parseStats(m.dataBeforeMulti(n))
+	st, ok = parseStats(data)
 	return st, true, ok
+}
+
+// quotasBefore is what checkQuota reads inside a multi that creates,
+// deletes or sets nodes under /zookeeper/quota (quotaOps): the quota index
+// and the data of every quota's limits and stats nodes, by path, as they
+// were before the multi's first op.
+type quotasBefore struct {
+	index *tree.QuotaIndex
+	nodes map[string][]byte
+}
+
+// quotasBeforeMulti returns the quotas as they stand now, before a multi.
+func (m *Machine) quotasBeforeMulti() *quotasBefore {
+	v := &quotasBefore{index: m.tree.CopyQuotaIndex(), nodes: map[string][]byte{}}
+	v.index.EachQuota(func(comps []string) {
+		for _, name := range []string{quotaLimits, quotaStats} {
+			p := quotaNodePath(comps, name)
+			if n := m.tree.Get(p); n != nil {
+				v.nodes[p] = m.tree.Replicated(n).Data
+			}
+		}
+	})
+	return v
+}
+
+// quotaOps reports whether ops change a node under /zookeeper/quota: a
+// limits node, whose quota would then differ within the multi, or any
+// other (cheaper to take the quotas as before the multi than to tell).
+func quotaOps(ops []Op) bool {
+	for i := range ops {
+		if ops[i].Op != proto.OpCheck && ops[i].Op != proto.OpSetACL && strings.HasPrefix(ops[i].Path, tree.QuotaPath) {
+			return true
+		}
+	}
+	return false
+}
+
+// quotaNodePath is the path of the child named name of the quota node of
+// components comps.
+func quotaNodePath(comps []string, name string) string {
+	return tree.QuotaPath + "/" + strings.Join(comps, "/") + "/" + name
 }
 
 // missingOrUnreadable is checkQuota's answer when a quota node is missing

@@ -142,3 +142,56 @@ func TestEnforceQuotaMulti(t *testing.T) {
 		t.Fatalf("create after raising the limit in the same multi: %v, want QuotaExceeded", r.Ops[1].Err)
 	}
 }
+
+// TestEnforceQuotaMultiChangesQuotas: a multi that creates, deletes or
+// changes a quota's nodes is checked against the quotas as they were
+// before it, as ZooKeeper's request processor checks against the
+// committed tree; a limits node it creates counts from the next entry.
+func TestEnforceQuotaMultiChangesQuotas(t *testing.T) {
+	const q = "/zookeeper/quota/q"
+	multi := func(h *harness, ops ...Op) Result {
+		return h.apply(&Entry{Type: EntryTxn, Session: sess1, Flags: EntryFlagEnforceQuota, Multi: true, Ops: ops})
+	}
+	// Deleting the limits node does not lift them for the multi's creates.
+	h := quotaHarness(t, "count=-1,bytes=-1=;countHardLimit=2")
+	r := multi(h, del(q+"/zookeeper_limits", -1), create("/q/b", "", 0))
+	if r.Ops[1].Err != proto.ErrQuotaExceeded {
+		t.Fatalf("create after deleting the limits in the multi: %v, want QuotaExceeded", r.Ops[1].Err)
+	}
+	if h.m.Tree().Get(q+"/zookeeper_limits") == nil {
+		t.Fatal("the failed multi's delete stayed")
+	}
+
+	// A limits node created by the multi does not apply within it, and
+	// counts the multi's create in its stats afterwards.
+	h = newHarness(t, Options{})
+	h.openSession(sess1)
+	h.must(sess1, nil, create("/r", "", 0))
+	h.must(sess1, nil, create("/zookeeper/quota/r", "", 0))
+	h.must(sess1, nil, create("/zookeeper/quota/r/zookeeper_stats", "", 0))
+	r = multi(h, create("/zookeeper/quota/r/zookeeper_limits", "countHardLimit=0", 0), create("/r/a", "", 0))
+	if r.Err != proto.ErrOK || r.Ops[0].Err != proto.ErrOK || r.Ops[1].Err != proto.ErrOK {
+		t.Fatalf("multi creating limits, then a node under them: %v %+v", r.Err, r.Ops)
+	}
+	if got := string(h.node("/zookeeper/quota/r/zookeeper_stats").Data); got != "count=2,bytes=0" {
+		t.Fatalf("stats after the multi: %q, want count=2,bytes=0", got)
+	}
+	if got := h.enforced(create("/r/b", "", 0)); got != proto.ErrQuotaExceeded {
+		t.Fatalf("create after the multi: %v, want QuotaExceeded", got)
+	}
+}
+
+// TestEnforceQuotaMultiUnreadable: an unreadable quota fails a whole multi
+// with MARSHALLINGERROR and no per-op results, as ZooKeeper's request
+// processor turns the exception into an error txn; nothing applies.
+func TestEnforceQuotaMultiUnreadable(t *testing.T) {
+	h := quotaHarness(t, "count")
+	r := h.apply(&Entry{Type: EntryTxn, Session: sess1, Flags: EntryFlagEnforceQuota, Multi: true,
+		Ops: []Op{create("/x", "", 0), create("/q/b", "", 0)}})
+	if r.Err != proto.ErrMarshallingError || len(r.Ops) != 0 {
+		t.Fatalf("multi under unreadable limits: %v with %d results, want MarshallingError and none", r.Err, len(r.Ops))
+	}
+	if h.m.Tree().Get("/x") != nil {
+		t.Fatal("the failed multi's first create stayed")
+	}
+}

@@ -57,8 +57,9 @@ func blankName(name string) bool {
 // components are path's first ones (PathTrie.findMaxPrefix), 0 if none:
 // the quota is on path's first QuotaDepth(path) components. It does not
 // allocate.
-func (t *Tree) QuotaDepth(path string) int {
-	q := &t.quotas
+func (t *Tree) QuotaDepth(path string) int { return t.quotas.depth(path) }
+
+func (q *quotaTrie) depth(path string) int {
 	best := 0
 	for depth := 1; q.kids != nil; depth++ {
 		var name string
@@ -74,6 +75,47 @@ func (t *Tree) QuotaDepth(path string) int {
 		}
 	}
 	return best
+}
+
+// QuotaIndex is a copy of a tree's quota index, which later changes to
+// the tree leave as it was (CopyQuotaIndex).
+type QuotaIndex struct{ root quotaTrie }
+
+// CopyQuotaIndex returns a copy of the tree's quota index. It costs one
+// allocation per component of every quota.
+func (t *Tree) CopyQuotaIndex() *QuotaIndex {
+	var clone func(q *quotaTrie) quotaTrie
+	clone = func(q *quotaTrie) quotaTrie {
+		c := quotaTrie{limits: q.limits}
+		if q.kids != nil {
+			c.kids = make(map[string]*quotaTrie, len(q.kids))
+			for name, k := range q.kids {
+				kc := clone(k)
+				c.kids[name] = &kc
+			}
+		}
+		return c
+	}
+	return &QuotaIndex{root: clone(&t.quotas)}
+}
+
+// QuotaDepth is Tree.QuotaDepth as the tree was when x was copied.
+func (x *QuotaIndex) QuotaDepth(path string) int { return x.root.depth(path) }
+
+// EachQuota calls f with the components of every quota in x, a quota
+// before those below it. f must not keep components, whose array is
+// reused.
+func (x *QuotaIndex) EachQuota(f func(components []string)) {
+	var walk func(q *quotaTrie, components []string)
+	walk = func(q *quotaTrie, components []string) {
+		if q.limits > 0 {
+			f(components)
+		}
+		for name, k := range q.kids {
+			walk(k, append(components, name))
+		}
+	}
+	walk(&x.root, nil)
 }
 
 // quotaNamed reports whether the node at path is a limits node, and if so

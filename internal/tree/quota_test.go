@@ -238,3 +238,32 @@ func TestQuotaDepthNoAlloc(t *testing.T) {
 		t.Errorf("QuotaDepth allocates %v times", allocs)
 	}
 }
+
+// TestCopyQuotaIndex: a copy answers QuotaDepth and lists its quotas as
+// the tree was when it was taken, whatever the tree does afterwards.
+func TestCopyQuotaIndex(t *testing.T) {
+	tr := New(Options{})
+	createAll(tr, "/zookeeper/quota/a/zookeeper_limits")
+	createAll(tr, "/zookeeper/quota/a/b/zookeeper_limits")
+	x := tr.CopyQuotaIndex()
+	tr.Delete("/zookeeper/quota/a/b/zookeeper_limits", 2)
+	createAll(tr, "/zookeeper/quota/c/zookeeper_limits")
+	checkInvariants(t, tr)
+	for _, tc := range []struct {
+		path       string
+		tree, copy int
+	}{{"/a/b/x", 1, 2}, {"/a", 1, 1}, {"/c/d", 1, 0}, {"/d", 0, 0}} {
+		if got := tr.QuotaDepth(tc.path); got != tc.tree {
+			t.Errorf("tree: QuotaDepth(%q) = %d, want %d", tc.path, got, tc.tree)
+		}
+		if got := x.QuotaDepth(tc.path); got != tc.copy {
+			t.Errorf("copy: QuotaDepth(%q) = %d, want %d", tc.path, got, tc.copy)
+		}
+	}
+	var quotas []string
+	x.EachQuota(func(c []string) { quotas = append(quotas, strings.Join(c, "/")) })
+	slices.Sort(quotas)
+	if !slices.Equal(quotas, []string{"a", "a/b"}) {
+		t.Errorf("copy's quotas %q, want a and a/b", quotas)
+	}
+}
