@@ -163,6 +163,9 @@ func writeEntryText(b *strings.Builder, e *storage.WALEntry) {
 			b.WriteString(" (dropped on apply: committed in a later term)")
 		}
 	}
+	if fe.Flags&fsm.EntryFlagEnforceQuota != 0 {
+		b.WriteString(" enforceQuota")
+	}
 	switch fe.Type {
 	case fsm.EntryCreateSession:
 		fmt.Fprintf(b, " createSession timeout=%d\n", fe.Timeout)
@@ -273,7 +276,8 @@ type (
 		Session      string   `json:"session"`
 		ReqID        uint64   `json:"reqId,omitempty"`
 		ProposedTerm uint64   `json:"proposedTerm,omitempty"`
-		Dropped      bool     `json:"dropped,omitempty"` // committed in a later term than proposed: applied as empty
+		EnforceQuota bool     `json:"enforceQuota,omitempty"` // hard quotas checked (the proposer's enforceQuota)
+		Dropped      bool     `json:"dropped,omitempty"`      // committed in a later term than proposed: applied as empty
 		Timeout      int32    `json:"timeout,omitempty"`
 		Auth         []string `json:"auth,omitempty"`
 		Multi        bool     `json:"multi,omitempty"`
@@ -331,7 +335,8 @@ func recordJSON(r *storage.WALRecord) jsonRecordLine {
 
 func fsmEntryJSON(e *storage.WALEntry, fe *fsm.Entry) *jsonFSMEntry {
 	j := &jsonFSMEntry{Format: e.Data[0], Zxid: e.Index, Time: fe.Time, Session: hexID(fe.Session), ReqID: fe.ReqID,
-		ProposedTerm: fe.Term, Dropped: fe.Term != 0 && fe.Term != e.Term, Origin: fe.Origin}
+		ProposedTerm: fe.Term, Dropped: fe.Term != 0 && fe.Term != e.Term, Origin: fe.Origin,
+		EnforceQuota: fe.Flags&fsm.EntryFlagEnforceQuota != 0}
 	switch fe.Type {
 	case fsm.EntryCreateSession:
 		j.Type, j.Timeout = "createSession", fe.Timeout
