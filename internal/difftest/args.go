@@ -14,10 +14,18 @@ import (
 // maxScriptData bounds the size a data token may ask for ("@N").
 const maxScriptData = 4 << 20
 
+// quotaRoot is where ZooKeeper keeps quota nodes: the quota of path P
+// lives under quotaRoot+P.
+const quotaRoot = "/zookeeper/quota"
+
 // ResolvePath turns a script path into a server path. A path starting
 // with "/" is relative to the scenario root ("/" is the root itself, "/a"
 // is root+"/a"); a path starting with "=" is used verbatim without the
-// "=" ("=/zookeeper", "=a", "=" for the empty path).
+// "=" ("=/zookeeper", "=a", "=" for the empty path); a path starting
+// with "%/" names the quota node of the script path after the "%"
+// ("%/" is /zookeeper/quota+root, "%/a/zookeeper_limits" is
+// /zookeeper/quota+root+"/a/zookeeper_limits"), so that a scenario can
+// put quotas on its own paths whatever its root.
 func ResolvePath(root string, t Token) (string, error) {
 	if t.IsList {
 		return "", fmt.Errorf("path: want a word, got a group %s", t)
@@ -26,22 +34,33 @@ func ResolvePath(root string, t Token) (string, error) {
 	switch {
 	case strings.HasPrefix(p, "="):
 		return p[1:], nil
+	case strings.HasPrefix(p, "%/"):
+		in, err := ResolvePath(root, Token{Text: p[1:]})
+		if err != nil {
+			return "", err
+		}
+		return quotaRoot + in, nil
 	case p == "/":
 		return root, nil
 	case strings.HasPrefix(p, "/"):
 		return root + p, nil
 	}
-	return "", fmt.Errorf("path %q: start it with '/' (under the scenario root) or '=' (verbatim)", p)
+	return "", fmt.Errorf("path %q: start it with '/' (under the scenario root), '%%/' (its quota nodes) or '=' (verbatim)", p)
 }
 
 // ShowPath is the inverse of ResolvePath for printing: a path under root
-// is shown relative to it, any other path with a leading "=".
+// is shown relative to it, a path under root's quota node (quotaRoot+root)
+// relative to that with a leading "%", any other path with a leading "=".
 func ShowPath(root, p string) string {
 	switch {
 	case p == root:
 		return "/"
 	case strings.HasPrefix(p, root+"/"):
 		return p[len(root):]
+	case p == quotaRoot+root:
+		return "%/"
+	case strings.HasPrefix(p, quotaRoot+root+"/"):
+		return "%" + p[len(quotaRoot+root):]
 	}
 	return "=" + p
 }

@@ -29,6 +29,10 @@ func TestResolveAndShowPath(t *testing.T) {
 		{"=", "", "="},
 		{"=a", "a", "=a"},
 		{"=/t70", "/t70", "=/t70"}, // a sibling with the root as prefix is not under it
+		{"%/", "/zookeeper/quota/t7", "%/"},
+		{"%/a/zookeeper_limits", "/zookeeper/quota/t7/a/zookeeper_limits", "%/a/zookeeper_limits"},
+		{"=/zookeeper/quota/t70/a", "/zookeeper/quota/t70/a", "=/zookeeper/quota/t70/a"},
+		{"=/zookeeper/quota", "/zookeeper/quota", "=/zookeeper/quota"},
 	}
 	for _, tc := range tests {
 		got, err := ResolvePath(root, Token{Text: tc.in})
@@ -40,7 +44,7 @@ func TestResolveAndShowPath(t *testing.T) {
 			t.Errorf("ShowPath(%q) = %q, want %q", got, shown, tc.shown)
 		}
 	}
-	for _, bad := range []Token{{Text: "a"}, {Text: ""}, {IsList: true}} {
+	for _, bad := range []Token{{Text: "a"}, {Text: ""}, {IsList: true}, {Text: "%"}, {Text: "%a"}, {Text: "%=/a"}} {
 		if _, err := ResolvePath(root, bad); err == nil {
 			t.Errorf("ResolvePath(%v) succeeded, want an error", bad)
 		}

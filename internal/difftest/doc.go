@@ -39,6 +39,12 @@
 //     two followers (see ensembleRunOptions for why), and "settle" after
 //     a setACL waits until every member, the leader included, has
 //     applied it. TestDiffScript -diff-ensemble reduces a difference.
+//   - [GenerateQuotaScript] writes random scenarios that also put quotas
+//     on their own paths ("%/a/zookeeper_limits" is the limits node of a
+//     quota on the root's /a) and write under them around the limits;
+//     TestRandomQuotaDifferential (-quota-seeds or
+//     $PADDOCK_DIFF_QUOTA_SEEDS) runs them against both servers with
+//     enforceQuota=true, TestDiffScript -diff-quota reduces a difference.
 //
 // # Normalization
 //

@@ -41,7 +41,9 @@ import (
 //     closing client closes from a new connection without watches.
 //
 // GenerateEnsembleScript adds, for ensembles, the syncs and settles that
-// replication lag calls for (see there).
+// replication lag calls for (see there). GenerateQuotaScript adds quotas
+// on the scenario's paths, for servers with enforceQuota=true (see
+// there and quotagen.go).
 
 // genPaths are the paths random operations work on.
 var genPaths = []string{"/a", "/b", "/c", "/a/x", "/a/y", "/b/x", "/a/x/z"}
@@ -124,23 +126,40 @@ type generator struct {
 	noRead    map[string]bool // paths that may have been given an ACL without READ
 	prefix    string          // "send " while adding pipelined requests
 	ensemble  bool            // clients on different members (GenerateEnsembleScript)
-	barriers  int             // sync and settle lines added for the ensemble, not counted as steps
+	barriers  int             // sync, settle and wait lines added for a rule, not counted as steps
 	unsettled bool            // ensemble: a setacl was added and no settle after it
+	quota     quotaGen        // GenerateQuotaScript's state (quotagen.go)
 }
+
+// genMode is the kind of scenario generate writes.
+type genMode int
+
+const (
+	genRandom   genMode = iota // GenerateScript
+	genEnsemble                // GenerateEnsembleScript
+	genQuota                   // GenerateQuotaScript
+)
 
 // GenerateScript returns the random scenario of seed as script text,
 // named random-<seed>.
-func GenerateScript(seed uint64) string { return generate(seed, false) }
+func GenerateScript(seed uint64) string { return generate(seed, genRandom) }
 
-// generate writes seed's scenario; ensemble adds what
-// GenerateEnsembleScript describes. Without it the rng draws, and so the
-// scripts, are those GenerateScript always gave.
-func generate(seed uint64, ensemble bool) string {
-	g := &generator{
-		rng:      rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)),
-		noRead:   map[string]bool{},
-		ensemble: ensemble,
+// generate writes seed's scenario of the given mode: genEnsemble adds
+// what GenerateEnsembleScript describes, genQuota what
+// GenerateQuotaScript does. Every draw of the other modes is made only
+// in their mode, so GenerateScript's scripts are those it always gave
+// (TestGeneratePinned).
+func generate(seed uint64, mode genMode) string {
+	stream := uint64(0x9e3779b97f4a7c15)
+	if mode == genQuota {
+		stream = quotaStream
 	}
+	g := &generator{
+		rng:      rand.New(rand.NewPCG(seed, stream)),
+		noRead:   map[string]bool{},
+		ensemble: mode == genEnsemble,
+	}
+	g.quota.on = mode == genQuota
 	n := 2 + g.rng.IntN(2)
 	for i := range n {
 		c := &genClient{name: fmt.Sprintf("c%d", i+1)}
@@ -158,7 +177,13 @@ func generate(seed uint64, ensemble bool) string {
 			g.add(g.clients[0], "create %s d0 %s %s", p, mode, g.acl(p))
 		}
 	}
+	if g.quota.on {
+		g.quotaSetup(g.clients[0])
+	}
 	steps := len(g.lines) + 20 + g.rng.IntN(21)
+	if g.quota.on {
+		steps += 15
+	}
 	for len(g.lines)-g.barriers < steps {
 		c := g.clients[g.rng.IntN(len(g.clients))]
 		if !c.connected {
@@ -177,6 +202,9 @@ func generate(seed uint64, ensemble bool) string {
 		}
 	}
 	name := "random"
+	if g.quota.on {
+		name = "quota"
+	}
 	if g.ensemble {
 		name = "ensemble"
 		// The final flush pings every client: first let each member
@@ -220,7 +248,7 @@ func Generate(seed uint64) (Scenario, error) {
 // has itself applied a setACL (which a follower may already have
 // answered) against the old ACL. Run against a single server the script
 // means the same.
-func GenerateEnsembleScript(seed uint64) string { return generate(seed, true) }
+func GenerateEnsembleScript(seed uint64) string { return generate(seed, genEnsemble) }
 
 // GenerateEnsemble returns the ensemble scenario of seed, parsed.
 func GenerateEnsemble(seed uint64) (Scenario, error) {
@@ -240,6 +268,9 @@ func parseGenerated(file, script string) (Scenario, error) {
 
 func (g *generator) add(c *genClient, format string, args ...any) {
 	step := fmt.Sprintf(format, args...)
+	if g.quota.on {
+		g.quotaPipeline(c, step)
+	}
 	g.lines = append(g.lines, c.name+" "+g.prefix+step)
 	if !g.ensemble {
 		return
@@ -318,6 +349,9 @@ func (g *generator) version() string {
 }
 
 func (g *generator) data() string {
+	if g.quota.on && g.chance(40) {
+		return g.sizedData()
+	}
 	return pick(g, []string{"d1", "d2", "d3", `""`, "null", "@40"})
 }
 
@@ -423,6 +457,10 @@ func (c *genClient) canWatch(path string, k watchKind) bool {
 
 // op adds one random step of a connected client.
 func (g *generator) op(c *genClient) {
+	if g.quota.on && g.chance(25) {
+		g.quotaOp(c)
+		return
+	}
 	switch r := g.rng.IntN(100); {
 	case r < 78:
 		g.request(c)
@@ -453,6 +491,10 @@ func (g *generator) op(c *genClient) {
 
 // request adds one random request of a connected client.
 func (g *generator) request(c *genClient) {
+	if g.quota.on && g.chance(30) {
+		g.quotaRequest(c)
+		return
+	}
 	switch r := g.rng.IntN(100); {
 	case r < 22:
 		g.create(c)

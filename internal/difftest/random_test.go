@@ -185,8 +185,9 @@ var (
 )
 
 // TestDiffScript runs the scenarios of -script against ZooKeeper and
-// Paddock (configured as for TestRandomDifferential, or with
-// -diff-ensemble as for TestRandomDifferentialEnsemble) and prints both
+// Paddock (configured as for TestRandomDifferential, with -diff-ensemble
+// as for TestRandomDifferentialEnsemble, with -diff-quota as for
+// TestRandomQuotaDifferential) and prints both
 // transcripts and their diff. It is skipped without -script.
 func TestDiffScript(t *testing.T) {
 	if *scriptFile == "" {
@@ -199,9 +200,12 @@ func TestDiffScript(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, s := range list {
-			if *diffEnsemble {
+			switch {
+			case *diffEnsemble:
 				text += GenerateEnsembleScript(s)
-			} else {
+			case *diffQuota:
+				text += GenerateQuotaScript(s)
+			default:
 				text += GenerateScript(s)
 			}
 		}
@@ -217,10 +221,14 @@ func TestDiffScript(t *testing.T) {
 		t.Fatal(err)
 	}
 	var zkOpts, pdOpts RunOptions
-	if *diffEnsemble {
+	switch {
+	case *diffEnsemble:
 		zke, pde := startEnsembles(t)
 		zkOpts, pdOpts = ensembleRunOptions(t, zke, pde)
-	} else {
+	case *diffQuota:
+		zk, pd := startQuotaServers(t)
+		zkOpts.Members, pdOpts.Members = []string{zk.Addr}, []string{pd.Addr}
+	default:
 		zk, pd := startRandomServers(t)
 		zkOpts.Members, pdOpts.Members = []string{zk.Addr}, []string{pd.Addr}
 	}
