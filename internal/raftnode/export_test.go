@@ -33,6 +33,19 @@ func (n *Node) SnapshotInFlight() bool {
 	}
 }
 
+// SnapshotOrPurgeInFlight reports whether a snapshot is being written or
+// the purge after one is running: either holds the next snapshot back
+// (maybeSnapshot).
+func (n *Node) SnapshotOrPurgeInFlight() bool {
+	done := make(chan bool)
+	select {
+	case n.ctrlc <- func() { done <- n.snapInFlight || n.purging }:
+		return <-done
+	case <-n.done:
+		return false
+	}
+}
+
 // HoldPurges makes the node's purges of old snapshots and WAL segments wait
 // until release is closed.
 func (n *Node) HoldPurges(release <-chan struct{}) {

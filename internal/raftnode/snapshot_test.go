@@ -95,9 +95,11 @@ func TestSnapLogPercent(t *testing.T) {
 			for i := range entries {
 				propose(t, n, fmt.Sprintf("%03d%s", i, strings.Repeat("x", 97)))
 				sm.waitItems(t, i+1)
-				// One snapshot at a time: let each finish, so that the
-				// gaps measure the policy, not the writer's speed.
-				eventually(t, "no snapshot in flight", func() bool { return !n.SnapshotInFlight() })
+				// One snapshot at a time: let each finish, and the purge
+				// after it (which holds the next one back), so that the
+				// gaps measure the policy, not the writer's or the
+				// purge's speed on a loaded machine.
+				eventually(t, "no snapshot or purge in flight", func() bool { return !n.SnapshotOrPurgeInFlight() })
 			}
 			perEntry := float64(n.WALStats().BytesWritten) / float64(n.AppliedIndex())
 			snaps, err := storage.ListSnapshots(cfg.DataDir)
