@@ -32,14 +32,7 @@ var defaultEnsembleSeeds = "1-600"
 // ensembleRunOptions), and fails on any difference. -ensemble-seeds (or
 // $PADDOCK_DIFF_ENSEMBLE_SEEDS) picks other seeds.
 func TestRandomDifferentialEnsemble(t *testing.T) {
-	spec := *ensembleSeeds
-	if spec == "" {
-		spec = defaultEnsembleSeeds
-	}
-	seeds, err := parseSeeds(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
+	seeds := seedsToRun(t, *ensembleSeeds, defaultEnsembleSeeds)
 	start := time.Now()
 	zk, pd := startEnsembles(t)
 	t.Logf("ensembles serving after %v: ZooKeeper %s, Paddock %s", time.Since(start).Round(time.Millisecond),

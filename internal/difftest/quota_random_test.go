@@ -31,14 +31,7 @@ var defaultQuotaSeeds = "1-200"
 // -quota-seeds (or $PADDOCK_DIFF_QUOTA_SEEDS) picks other seeds;
 // TestDiffScript -diff-quota reduces a difference.
 func TestRandomQuotaDifferential(t *testing.T) {
-	spec := *quotaSeeds
-	if spec == "" {
-		spec = defaultQuotaSeeds
-	}
-	seeds, err := parseSeeds(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
+	seeds := seedsToRun(t, *quotaSeeds, defaultQuotaSeeds)
 	zk, pd := startQuotaServers(t)
 
 	runSeeds(t, seeds, func(seed uint64, attempt int) string {

@@ -64,19 +64,25 @@ func parseSeeds(s string) ([]uint64, error) {
 	return out, nil
 }
 
-// TestRandomDifferential runs seeded random scenarios (GenerateScript)
-// against Apache ZooKeeper and Paddock and fails on any difference,
-// printing the scenario and the diff. -random-seeds (or
-// $PADDOCK_DIFF_SEEDS) picks other seeds for longer local runs.
-func TestRandomDifferential(t *testing.T) {
-	spec := *randomSeeds
+// seedsToRun parses spec, a seeds flag's value, or def when it is empty.
+func seedsToRun(t *testing.T, spec, def string) []uint64 {
+	t.Helper()
 	if spec == "" {
-		spec = defaultRandomSeeds
+		spec = def
 	}
 	seeds, err := parseSeeds(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return seeds
+}
+
+// TestRandomDifferential runs seeded random scenarios (GenerateScript)
+// against Apache ZooKeeper and Paddock and fails on any difference,
+// printing the scenario and the diff. -random-seeds (or
+// $PADDOCK_DIFF_SEEDS) picks other seeds for longer local runs.
+func TestRandomDifferential(t *testing.T) {
+	seeds := seedsToRun(t, *randomSeeds, defaultRandomSeeds)
 	zk, pd := startRandomServers(t)
 
 	runSeeds(t, seeds, func(seed uint64, attempt int) string { return runRandom(zk.Addr, pd.Addr, seed, attempt) })
