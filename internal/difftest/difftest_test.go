@@ -95,16 +95,7 @@ func TestDifferential(t *testing.T) {
 			}
 			mu.Unlock()
 			zkText := strings.Join(zkLines, "\n")
-			if !*update {
-				want, ok := golden[sc.Name]
-				switch {
-				case !ok:
-					t.Errorf("no golden transcript for %s in %s (run with -update)\nZooKeeper:\n%s", sc.Name, goldenDir, zkText)
-				case want != zkText:
-					t.Errorf("ZooKeeper no longer matches %s/%s (-golden +zookeeper):\n%s",
-						goldenDir, sc.File, UnifiedDiff("golden", "zookeeper", want, zkText))
-				}
-			}
+			checkZooKeeperGolden(t, sc, zkText, golden, goldenDir)
 			if pd == nil {
 				return
 			}
@@ -123,6 +114,23 @@ func TestDifferential(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+	}
+}
+
+// checkZooKeeperGolden compares ZooKeeper's transcript of sc with its
+// golden file in dir (golden holds them by scenario), unless -update.
+func checkZooKeeperGolden(t *testing.T, sc Scenario, zkText string, golden map[string]string, dir string) {
+	t.Helper()
+	if *update {
+		return
+	}
+	want, ok := golden[sc.Name]
+	switch {
+	case !ok:
+		t.Errorf("no golden transcript for %s in %s (run with -update)\nZooKeeper:\n%s", sc.Name, dir, zkText)
+	case want != zkText:
+		t.Errorf("ZooKeeper no longer matches %s/%s (-golden +zookeeper):\n%s",
+			dir, sc.File, UnifiedDiff("golden", "zookeeper", want, zkText))
 	}
 }
 

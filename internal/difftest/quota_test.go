@@ -59,16 +59,7 @@ func TestEnforceQuotaDifferential(t *testing.T) {
 			}
 			zkOut[sc.Name] = zkLines
 			zkText := strings.Join(zkLines, "\n")
-			if !*update {
-				want, ok := golden[sc.Name]
-				switch {
-				case !ok:
-					t.Errorf("no golden transcript for %s in %s (run with -update)\nZooKeeper:\n%s", sc.Name, quotaGoldenDir, zkText)
-				case want != zkText:
-					t.Errorf("ZooKeeper no longer matches %s/%s (-golden +zookeeper):\n%s",
-						quotaGoldenDir, sc.File, UnifiedDiff("golden", "zookeeper", want, zkText))
-				}
-			}
+			checkZooKeeperGolden(t, sc, zkText, golden, quotaGoldenDir)
 			if pd == nil {
 				return
 			}
